@@ -1,0 +1,112 @@
+"""Authentication (CONTRACT §3): bearer JWT, or the `session` cookie with CSRF on unsafe methods."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+import jwt
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+logger = logging.getLogger("chatplatform.auth")
+
+# Asymmetric algorithms are only ever verified with keys from JWT_JWKS_URL, HS256 only with the
+# shared key: a token cannot choose its own verification key (the "alg confusion" attack).
+_JWKS_ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256"]
+
+
+@functools.cache
+def _jwks_client(url: str) -> jwt.PyJWKClient:
+    return jwt.PyJWKClient(url, cache_keys=True, lifespan=300, timeout=5)
+
+
+def decode_token(token: str) -> dict[str, Any]:
+    """Verify a bearer token and return its claims; raise AuthenticationFailed otherwise."""
+    try:
+        header = jwt.get_unverified_header(token)
+        algorithm = header.get("alg")
+        if algorithm == "HS256":
+            key: Any = settings.JWT_SIGNING_KEY
+            algorithms = ["HS256"]
+        elif algorithm in _JWKS_ALGORITHMS and settings.JWT_JWKS_URL:
+            key = _jwks_client(settings.JWT_JWKS_URL).get_signing_key_from_jwt(token).key
+            algorithms = [algorithm]
+        else:
+            raise exceptions.AuthenticationFailed(f"token algorithm {algorithm!r} is not accepted")
+        return jwt.decode(
+            token,
+            key=key,
+            algorithms=algorithms,
+            issuer=settings.JWT_ISSUER,
+            audience=settings.JWT_AUDIENCE,
+            options={"require": ["sub"], "verify_aud": settings.JWT_AUDIENCE is not None},
+            leeway=30,
+        )
+    except exceptions.AuthenticationFailed:
+        raise
+    except jwt.ExpiredSignatureError:
+        raise exceptions.AuthenticationFailed("token has expired") from None
+    except jwt.PyJWKClientError as exc:
+        logger.warning("JWKS lookup failed: %s", exc)
+        raise exceptions.AuthenticationFailed("token signing key could not be found") from None
+    except jwt.InvalidTokenError as exc:
+        raise exceptions.AuthenticationFailed(f"invalid token: {exc}") from None
+
+
+def sign_token(claims: dict[str, Any]) -> str:
+    """Sign claims with the shared HS256 key (used by `manage.py issue_token`)."""
+    if settings.JWT_ISSUER:
+        claims.setdefault("iss", settings.JWT_ISSUER)
+    if settings.JWT_AUDIENCE:
+        claims.setdefault("aud", settings.JWT_AUDIENCE)
+    return jwt.encode(claims, settings.JWT_SIGNING_KEY, algorithm="HS256")
+
+
+class BearerJWTAuthentication(authentication.BaseAuthentication):
+    """`Authorization: Bearer <JWT>`; the user is created on first sight and refreshed from the claims."""
+
+    keyword = "bearer"
+
+    def authenticate(self, request: Request) -> tuple[Any, dict[str, Any]] | None:
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != self.keyword:
+            return None
+        token = token.strip()
+        if not token:
+            raise exceptions.AuthenticationFailed("bearer token is empty")
+        claims = decode_token(token)
+        if not isinstance(claims.get("sub"), str) or not claims["sub"].strip():
+            raise exceptions.AuthenticationFailed("token subject (sub) must be a non-empty string")
+        user = get_user_model().objects.sync_from_claims(claims)
+        if not user.is_active:
+            raise exceptions.AuthenticationFailed("user is inactive")
+        return user, claims
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="api"'
+
+
+class SessionCookieAuthentication(authentication.SessionAuthentication):
+    """The Django session cookie named `session`; DRF enforces CSRF on unsafe methods."""
+
+
+class BearerJWTScheme(OpenApiAuthenticationExtension):
+    target_class = BearerJWTAuthentication
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        return {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+
+
+class SessionCookieScheme(OpenApiAuthenticationExtension):
+    target_class = SessionCookieAuthentication
+    name = "cookieAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        return {"type": "apiKey", "in": "cookie", "name": settings.SESSION_COOKIE_NAME}

@@ -1,0 +1,64 @@
+"""Fixed-window rate limits counted in the shared cache (CONTRACT §10).
+
+With REDIS_URL set the counter is one atomic INCR (+ EXPIRE on the first hit) in a single round
+trip, so every server process shares one budget. With the local-memory cache the counter is
+per process, which is all the embedded default has.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    limit: int
+    remaining: int
+    reset: int  # Unix seconds at which the window ends
+
+    @property
+    def exceeded(self) -> bool:
+        return self.remaining < 0
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(max(self.remaining, 0)),
+            "X-RateLimit-Reset": str(self.reset),
+        }
+
+    def retry_after(self, now: float | None = None) -> int:
+        return max(1, self.reset - int(now if now is not None else time.time()))
+
+
+def _count(key: str, window: int) -> int:
+    cache = caches["default"]
+    if isinstance(cache, RedisCache):
+        client = cache._cache.get_client(key, write=True)
+        pipe = client.pipeline(transaction=True)
+        pipe.incr(key)
+        pipe.expire(key, window + 1, nx=True)
+        return int(pipe.execute()[0])
+    # Local memory: add() creates the window's counter, incr() is atomic under the cache's lock.
+    if cache.add(key, 1, timeout=window + 1):
+        return 1
+    try:
+        return cache.incr(key)
+    except ValueError:  # the counter expired between add() and incr()
+        cache.add(key, 1, timeout=window + 1)
+        return 1
+
+
+def hit(scope: str, identity: str) -> Budget:
+    """Count one request of `identity` against `scope` and return what is left of the budget."""
+    limit = settings.CHAT_RATE_LIMITS[scope]
+    window = settings.CHAT_RATE_LIMIT_WINDOW_SECONDS
+    now = int(time.time())
+    start = now - now % window
+    used = _count(f"rl:{scope}:{identity}:{start}", window)
+    return Budget(limit=limit, remaining=limit - used, reset=start + window)

@@ -1,0 +1,91 @@
+"""Base classes every API view uses, so that each response under /api/ gets the same treatment:
+authentication, then the rate limit (so 401s are counted and carry the headers too), then
+permissions; the envelope on the way out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, viewsets
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from chatplatform.api import ratelimit
+from chatplatform.api.errors import NotFound, RateLimited
+from chatplatform.api.permissions import IsChatAdmin
+
+
+def ok(**fields: Any) -> Response:
+    """A success envelope: `{success: true, <endpoint fields>}`."""
+    return Response({"success": True, **fields})
+
+
+def client_address(request: Request) -> str:
+    return request.META.get("REMOTE_ADDR") or "unknown"
+
+
+class ApiView(APIView):
+    """Base of every /api/ view. `rate_scope` names the CONTRACT §10 budget; by default it
+    follows the path: /api/chat-admin/ → "admin", everything else → "chat"."""
+
+    rate_scope: str | None = None
+
+    def get_rate_scope(self, request: Request) -> str:
+        if self.rate_scope:
+            return self.rate_scope
+        return "admin" if request.path.startswith("/api/chat-admin/") else "chat"
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        self.format_kwarg = self.get_format_suffix(**kwargs)
+        neg = self.perform_content_negotiation(request)
+        request.accepted_renderer, request.accepted_media_type = neg
+        version, scheme = self.determine_version(request, *args, **kwargs)
+        request.version, request.versioning_scheme = version, scheme
+
+        auth_error: exceptions.APIException | None = None
+        try:
+            user = request.user
+        except exceptions.APIException as exc:
+            auth_error, user = exc, None
+        identity = f"user:{user.pk}" if user is not None and user.is_authenticated else f"addr:{client_address(request)}"
+        budget = ratelimit.hit(self.get_rate_scope(request), identity)
+        request._request.rate_limit = budget
+        if budget.exceeded:
+            raise RateLimited(budget.retry_after())
+        if auth_error is not None:
+            raise auth_error
+        self.check_permissions(request)
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        budget = getattr(request._request if isinstance(request, Request) else request, "rate_limit", None)
+        if budget is not None:
+            for name, value in budget.headers().items():
+                response[name] = value
+        return response
+
+
+class ApiViewSet(viewsets.ViewSetMixin, ApiView):
+    """A ViewSet on the ApiView base; actions are mapped to SPEC.md's literal paths in urls.py."""
+
+
+class AdminApiViewSet(ApiViewSet):
+    """Admin API: admin privileges required (CONTRACT §3)."""
+
+    permission_classes = [IsChatAdmin]
+
+
+@extend_schema(exclude=True)
+class UnknownPathView(ApiView):
+    """Any /api/ path that matches no endpoint: 404 in the envelope (CONTRACT §4)."""
+
+    permission_classes = [AllowAny]
+
+    def _not_found(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        raise NotFound(f"no endpoint at {request.path}")
+
+    get = post = put = patch = delete = head = options = _not_found

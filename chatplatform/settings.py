@@ -1,0 +1,286 @@
+"""Settings: every knob comes from an environment variable (CONTRACT §2) with an embedded default.
+
+A malformed value stops start-up with an error naming the variable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+env = environ.Env()
+
+
+def _malformed(name: str, rule: str) -> ImproperlyConfigured:
+    return ImproperlyConfigured(f"environment variable {name} is malformed: {rule}")
+
+
+def _json_env(name: str, default: Any, kind: type) -> Any:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise _malformed(name, f"not valid JSON ({exc.msg})") from None
+    if not isinstance(value, kind):
+        raise _malformed(name, f"must be a JSON {kind.__name__}")
+    return value
+
+
+def _bool_env(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    lowered = raw.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise _malformed(name, "must be true or false")
+
+
+def _int_env(name: str, default: int, minimum: int = 0) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise _malformed(name, "must be a whole number") from None
+    if value < minimum:
+        raise _malformed(name, f"must be at least {minimum}")
+    return value
+
+
+def _float_env(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise _malformed(name, "must be a number") from None
+    if value <= 0:
+        raise _malformed(name, "must be positive")
+    return value
+
+
+def _url_env(name: str, schemes: set[str]) -> str | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme not in schemes or (parts.scheme not in {"sqlite"} and not parts.hostname):
+        raise _malformed(name, f"must be a URL with scheme {' or '.join(sorted(schemes))} and a host")
+    return raw
+
+
+# --- Django core -------------------------------------------------------------------------------
+
+_DEV_SECRET = "dev-insecure-secret-key-change-me-0123456789abcdefghijklmnopqrstuvwxyz"
+SECRET_KEY = os.environ.get("SECRET_KEY") or _DEV_SECRET
+DEBUG = _bool_env("DEBUG", default=SECRET_KEY == _DEV_SECRET)
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
+if SECRET_KEY == _DEV_SECRET and "pytest" not in sys.modules:
+    sys.stderr.write("warning: SECRET_KEY is not set; using the development key. Never run like this in production.\n")
+
+INSTALLED_APPS = [
+    "daphne",  # makes `manage.py runserver` serve the whole ASGI application (CONTRACT §1)
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_json_widget",
+    "channels",
+    "chatplatform",
+    "tools",
+    "tags",
+    "directives",
+    "agents",
+    "chat",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "chatplatform.urls"
+ASGI_APPLICATION = "chatplatform.asgi.application"
+AUTH_USER_MODEL = "chat.ChatUser"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/admin/"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+# --- Database, cache, channel layer (CONTRACT §1: embedded defaults) ---------------------------
+
+_database_url = _url_env("DATABASE_URL", {"postgres", "postgresql", "pgsql", "sqlite"})
+if _database_url:
+    try:
+        DATABASES = {"default": env.db_url_config(_database_url)}
+    except Exception as exc:  # django-environ raises several types for a bad URL
+        raise _malformed("DATABASE_URL", str(exc)) from None
+    DATABASES["default"].setdefault("CONN_MAX_AGE", 60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": BASE_DIR / "db.sqlite3",
+            # WAL lets readers proceed during a write; the timeout waits out short write locks.
+            "OPTIONS": {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = _url_env("REDIS_URL", {"redis", "rediss", "unix"})
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "chatplatform"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Sessions, CSRF, security (CONTRACT §3) ----------------------------------------------------
+
+SESSION_COOKIE_NAME = "session"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = not DEBUG
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SECURE = not DEBUG
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
+X_FRAME_OPTIONS = "DENY"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+# --- Static files (served by WhiteNoise under any ASGI server) ---------------------------------
+
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+# --- REST framework and OpenAPI ----------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "chatplatform.api.authentication.BearerJWTAuthentication",
+        "chatplatform.api.authentication.SessionCookieAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "chatplatform.api.exceptions.handle",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Chat Agent Platform API",
+    "DESCRIPTION": (
+        "Chat API (`/api/chat`) for chat frontends and Admin API (`/api/chat-admin`) for operators. "
+        "Every response is the envelope `{success, ...}`; failures are `{success: false, error, code?}`."
+    ),
+    "VERSION": "1.2.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/",
+}
+
+# --- Identity (CONTRACT §2, §3) ----------------------------------------------------------------
+
+JWT_SIGNING_KEY = os.environ.get("JWT_SIGNING_KEY") or SECRET_KEY
+JWT_JWKS_URL = _url_env("JWT_JWKS_URL", {"http", "https"})
+JWT_ISSUER = os.environ.get("JWT_ISSUER") or None
+JWT_AUDIENCE = os.environ.get("JWT_AUDIENCE") or None
+CHAT_ADMIN_ROLE = os.environ.get("CHAT_ADMIN_ROLE") or "chat-admin"
+
+# --- Rate limits (CONTRACT §10): requests per window, per user (per address when anonymous) ----
+
+CHAT_RATE_LIMIT_WINDOW_SECONDS = _int_env("CHAT_RATE_LIMIT_WINDOW_SECONDS", 60, minimum=1)
+CHAT_RATE_LIMITS = {"chat": 100, "admin": 1000, "tagdef-admin": 100, "tagdef-chat": 1000}
+_rate_overrides = _json_env("CHAT_RATE_LIMITS", {}, dict)
+for _scope, _limit in _rate_overrides.items():
+    if _scope not in CHAT_RATE_LIMITS or not isinstance(_limit, int) or _limit < 1:
+        raise _malformed("CHAT_RATE_LIMITS", f"{_scope!r} must be one of {sorted(CHAT_RATE_LIMITS)} with a positive whole number")
+    CHAT_RATE_LIMITS[_scope] = _limit
+
+# --- The platform (CONTRACT §2) ----------------------------------------------------------------
+
+CHAT_STAGE = os.environ.get("CHAT_STAGE") or "dev"
+CHAT_COMPANY_NAME = os.environ.get("CHAT_COMPANY_NAME", "")
+CHAT_DEFAULT_MODEL = os.environ.get("CHAT_DEFAULT_MODEL") or "offline"
+CHAT_VERIFICATION_MODEL = os.environ.get("CHAT_VERIFICATION_MODEL") or CHAT_DEFAULT_MODEL
+CHAT_SELECTION_MODEL = os.environ.get("CHAT_SELECTION_MODEL") or CHAT_DEFAULT_MODEL
+CHAT_TITLE_MODEL = os.environ.get("CHAT_TITLE_MODEL") or CHAT_DEFAULT_MODEL
+CHAT_INSIGHTS_MODEL = os.environ.get("CHAT_INSIGHTS_MODEL") or CHAT_DEFAULT_MODEL
+CHAT_SITE_FEATURES = _json_env("CHAT_SITE_FEATURES", {"promptInputFieldLabel": "Ask a question"}, dict)
+CHAT_WEBHOOKS = _json_env("CHAT_WEBHOOKS", [], list)
+CHAT_MODEL_PRICES = _json_env(
+    "CHAT_MODEL_PRICES",
+    {
+        "default": {"input": 0.0, "output": 0.0},
+        "offline": {"input": 0.0, "output": 0.0},
+        "openai:gpt-4o": {"input": 0.0025, "output": 0.01},
+        "openai:gpt-4o-mini": {"input": 0.00015, "output": 0.0006},
+        "anthropic:claude-sonnet-4-5": {"input": 0.003, "output": 0.015},
+        "anthropic:claude-haiku-4-5": {"input": 0.001, "output": 0.005},
+    },
+    dict,
+)
+CHAT_SESSION_IDLE_MINUTES = _int_env("CHAT_SESSION_IDLE_MINUTES", 60, minimum=1)
+CHAT_TAG_CACHE_SECONDS = _int_env("CHAT_TAG_CACHE_SECONDS", 300, minimum=0)
+CHAT_SELECTION_TIMEOUT_SECONDS = _float_env("CHAT_SELECTION_TIMEOUT_SECONDS", 5.0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}

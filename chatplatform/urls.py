@@ -1,0 +1,48 @@
+"""URL map: the Chat API, the Admin API, the OpenAPI docs, the Django admin and login."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, JsonResponse
+from django.urls import include, path, re_path
+from drf_spectacular.utils import extend_schema
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.permissions import AllowAny
+
+from chatplatform.api.views import ApiView, UnknownPathView
+
+
+@extend_schema(exclude=True)
+class SchemaView(ApiView, SpectacularAPIView):
+    permission_classes = [AllowAny]
+
+
+@extend_schema(exclude=True)
+class DocsView(ApiView, SpectacularSwaggerView):
+    permission_classes = [AllowAny]
+
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
+# Each resource app's urls.py lists its SPEC.md paths in `chat_urlpatterns` (under /api/chat/)
+# and `admin_urlpatterns` (under /api/chat-admin/).
+_API_APPS = ["chat", "agents", "tools", "tags", "directives"]
+chat_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "chat_urlpatterns", [])]
+admin_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "admin_urlpatterns", [])]
+
+urlpatterns = [
+    path("api/chat/", include(chat_api)),
+    path("api/chat-admin/", include(admin_api)),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
+    path("api/docs/", DocsView.as_view(url_name="schema"), name="docs"),
+    re_path(r"^api(?:/.*)?$", UnknownPathView.as_view()),
+    path("admin/", admin.site.urls),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("healthz", healthz),
+]

@@ -1,0 +1,69 @@
+"""Shared fixtures: API clients that authenticate the way frontends do, and a clean cache."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from chatplatform.api.authentication import sign_token
+
+
+def bearer_token(user_id: str, *, admin: bool = False, expires_in: int = 3600, **claims: Any) -> str:
+    """A token like `manage.py issue_token` signs: `sub` plus optional profile claims."""
+    now = int(time.time())
+    payload: dict[str, Any] = {"sub": user_id, "iat": now, "exp": now + expires_in, **claims}
+    if admin:
+        payload["roles"] = [*payload.get("roles", []), "chat-admin"]
+    return sign_token(payload)
+
+
+@pytest.fixture(autouse=True)
+def _clean_cache() -> None:
+    """Rate-limit counters and cached definitions must not leak between tests."""
+    cache.clear()
+
+
+@pytest.fixture
+def client_for(db: None) -> Callable[..., APIClient]:
+    """`client_for("alice")` → an APIClient sending alice's bearer token; `admin=True` for an admin."""
+
+    def make(user_id: str, *, admin: bool = False, **claims: Any) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {bearer_token(user_id, admin=admin, **claims)}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def user_client(client_for: Callable[..., APIClient]) -> APIClient:
+    return client_for("alice")
+
+
+@pytest.fixture
+def admin_client(client_for: Callable[..., APIClient]) -> APIClient:
+    return client_for("root-admin", admin=True)
+
+
+@pytest.fixture
+def anon_client() -> APIClient:
+    return APIClient()
+
+
+def assert_error(response: Any, status: int, code: str | None = None, *, mentions: str | None = None) -> dict[str, Any]:
+    """The response is SPEC.md's failure envelope with this status (and code, and wording)."""
+    body = response.json()
+    assert response.status_code == status, body
+    assert body["success"] is False, body
+    assert isinstance(body["error"], str) and body["error"], body
+    assert set(body) <= {"success", "error", "code"}, body
+    if code is not None:
+        assert body.get("code") == code, body
+    if mentions is not None:
+        assert mentions in body["error"], body
+    return body
