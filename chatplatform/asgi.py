@@ -10,17 +10,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatplatform.settings")
 django_asgi_app = get_asgi_application()  # before importing anything that touches models
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from chat.consumers import ConverseConsumer  # noqa: E402
-from chatplatform.api.websocket import WebSocketAuthMiddleware  # noqa: E402
+from chatplatform.api.websocket import OriginCheckedWebSocket, WebSocketAuthMiddleware  # noqa: E402
 
 websocket_urlpatterns = [path("ws/chat/converse", ConverseConsumer.as_asgi())]
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(WebSocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
+        "websocket": OriginCheckedWebSocket(WebSocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -1,0 +1,50 @@
+"""Settings from the environment (CONTRACT §2): a malformed value stops start-up naming the variable."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.servers import ROOT
+
+
+def start(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env={**{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("DATABASE_URL", "not a url"),
+        ("DATABASE_URL", "mysql2://x@y/z"),
+        ("REDIS_URL", "http://127.0.0.1:6379"),
+        ("CHAT_SITE_FEATURES", "{not json"),
+        ("CHAT_SITE_FEATURES", "[1, 2]"),
+        ("CHAT_WEBHOOKS", '{"url": "x"}'),
+        ("CHAT_MODEL_PRICES", "prices"),
+        ("CHAT_SESSION_IDLE_MINUTES", "soon"),
+        ("DEBUG", "maybe"),
+        ("CHAT_RATE_LIMITS", '{"chat": -1}'),
+        ("JWT_JWKS_URL", "ftp://idp/jwks"),
+    ],
+)
+def test_malformed_variable_stops_start_up_naming_it(variable, value):
+    result = start({variable: value})
+    assert result.returncode != 0
+    assert variable in result.stderr
+    assert "ImproperlyConfigured" in result.stderr
+
+
+def test_embedded_defaults_start_cleanly():
+    result = start({})
+    assert result.returncode == 0, result.stderr
