@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ def database_url_of_test_db() -> str:
 def asgi_server(env: dict[str, str] | None = None, *, workers: int = 1) -> Iterator[str]:
     """`uvicorn chatplatform.asgi:application` on a free loopback port; yields its base URL."""
     port = free_port()
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - not a pipe: a chatty server must never block on a full pipe
     process = subprocess.Popen(
         [
             sys.executable,
@@ -58,7 +60,7 @@ def asgi_server(env: dict[str, str] | None = None, *, workers: int = 1) -> Itera
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
     )
     deadline = time.monotonic() + 30
     try:
@@ -68,7 +70,8 @@ def asgi_server(env: dict[str, str] | None = None, *, workers: int = 1) -> Itera
                     break
             except OSError:
                 if process.poll() is not None:
-                    raise RuntimeError(f"server exited: {process.stderr.read().decode()[-2000:]}") from None
+                    log.seek(0)
+                    raise RuntimeError(f"server exited: {log.read().decode(errors='replace')[-2000:]}") from None
                 if time.monotonic() > deadline:
                     raise TimeoutError("server did not start within 30 s") from None
                 time.sleep(0.05)
@@ -79,3 +82,4 @@ def asgi_server(env: dict[str, str] | None = None, *, workers: int = 1) -> Itera
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+        log.close()
