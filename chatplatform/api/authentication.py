@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from typing import Any
 
 import jwt
@@ -18,6 +19,7 @@ logger = logging.getLogger("chatplatform.auth")
 # Asymmetric algorithms are only ever verified with keys from JWT_JWKS_URL, HS256 only with the
 # shared key: a token cannot choose its own verification key (the "alg confusion" attack).
 _JWKS_ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256"]
+_LEEWAY = 30  # seconds of clock skew tolerated on exp/iat/nbf
 
 
 @functools.cache
@@ -25,8 +27,30 @@ def _jwks_client(url: str) -> jwt.PyJWKClient:
     return jwt.PyJWKClient(url, cache_keys=True, lifespan=300, timeout=5)
 
 
+# Verified claims by exact token string. A frontend sends the same token on every request until
+# it expires; re-verifying it each time costs more than the rest of a small request. Expiry is
+# checked again on every hit, and a changed setting (key, issuer, audience) misses the cache.
+_verified: dict[tuple[str, Any, Any, Any, Any], dict[str, Any]] = {}
+_VERIFIED_MAX = 10_000
+
+
 def decode_token(token: str) -> dict[str, Any]:
     """Verify a bearer token and return its claims; raise AuthenticationFailed otherwise."""
+    key = (token, settings.JWT_SIGNING_KEY, settings.JWT_JWKS_URL, settings.JWT_ISSUER, settings.JWT_AUDIENCE)
+    claims = _verified.get(key)
+    if claims is not None:
+        exp = claims.get("exp")
+        if exp is None or time.time() < exp + _LEEWAY:
+            return claims
+        _verified.pop(key, None)
+    claims = _decode(token)
+    if len(_verified) >= _VERIFIED_MAX:
+        _verified.clear()
+    _verified[key] = claims
+    return claims
+
+
+def _decode(token: str) -> dict[str, Any]:
     try:
         header = jwt.get_unverified_header(token)
         algorithm = header.get("alg")
@@ -45,7 +69,7 @@ def decode_token(token: str) -> dict[str, Any]:
             issuer=settings.JWT_ISSUER,
             audience=settings.JWT_AUDIENCE,
             options={"require": ["sub"], "verify_aud": settings.JWT_AUDIENCE is not None},
-            leeway=30,
+            leeway=_LEEWAY,
         )
     except exceptions.AuthenticationFailed:
         raise
