@@ -45,7 +45,8 @@ class ToolDefinition(models.Model):
     test_type = models.CharField(max_length=10, choices=TestType.choices, null=True, blank=True)
     # Variant fields: `function` → function_arn; `mcp` → url, auth; `inline` → code.
     function_arn = models.CharField(max_length=500, blank=True, default="")
-    url = models.URLField(max_length=2000, blank=True, default="")
+    # A CharField, not URLField: the http(s) rule lives in tools.validation with the others.
+    url = models.CharField(max_length=2000, blank=True, default="")
     auth = models.JSONField(null=True, blank=True)
     code = models.TextField(blank=True, default="")
     created_by = models.CharField(max_length=255)
