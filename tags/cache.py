@@ -1,0 +1,60 @@
+"""The tag cache (SPEC.md Limits: lifetime default 5 minutes, bypassed for `dontCacheThis`).
+
+Entries live in the shared Django cache under a generation key. A write does not hunt for the
+entries it makes stale: it replaces the generation, and every process (all of them share the
+cache when REDIS_URL is set) stops reading the old entries at once; they expire on their own.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+
+GENERATION_KEY = "tags:generation"
+T = TypeVar("T")
+
+
+def generation() -> str:
+    """The current generation. A missing one (first use, or evicted) starts a new random one, never
+    a reused value, so entries written under an earlier generation cannot come back to life."""
+    current = cache.get(GENERATION_KEY)
+    if current is None:
+        cache.add(GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+        current = cache.get(GENERATION_KEY)
+    return str(current)
+
+
+def _new_generation() -> None:
+    cache.set(GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+
+
+def invalidate() -> None:
+    """Make every cached tag entry stale; called by every write.
+
+    Replaced now, so this process's next read (even inside the same transaction) misses; and
+    again after commit, because a reader in another process may have cached the pre-commit rows
+    under the new generation between the two.
+    """
+    _new_generation()
+    transaction.on_commit(_new_generation)
+
+
+def cached(name: str, compute: Callable[[], T]) -> T:
+    """`compute()` memoised under `name` for CHAT_TAG_CACHE_SECONDS (0 turns the cache off).
+
+    The generation is read before `compute` runs: rows read before a write commits are stored
+    under a generation that the write's after-commit invalidation replaces, so no reader sees them.
+    """
+    key = f"tags:{generation()}:{name}"
+    hit: Any = cache.get(key)
+    if hit is not None:
+        return hit
+    value = compute()
+    if settings.CHAT_TAG_CACHE_SECONDS > 0:
+        cache.set(key, value, timeout=settings.CHAT_TAG_CACHE_SECONDS)
+    return value

@@ -1,0 +1,311 @@
+"""Validation rules of the JSON parts of a tag definition (SPEC.md "Validation rules for tag
+definitions", "Widget object", "Rendering contexts"; CONTRACT §5).
+
+Each `clean_*` function takes a wire value and returns its canonical form, or raises DRF's
+ValidationError whose detail is nested like the value, so the envelope names the exact field
+(`tagDefinition.widget.webComponent.store.storeBucket: ...`). The serializer calls them for the API,
+the batch deploy and the Django admin alike: one place per rule.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from rest_framework.exceptions import ValidationError
+
+from tags.models import WidgetType
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
+NAME_RULE = "must contain only letters, digits, hyphens and underscores (no spaces)"
+
+WIDGET_TYPES: tuple[str, ...] = tuple(WidgetType.values)
+BUILT_IN_TYPES = ("chart", "image", "prompt")
+ENCODINGS = ("gzip", "gzip+base64", "none")
+RENDERING_CONTEXTS = ("inline", "canvas", "dialog", "spotlight", "static", "hero")
+
+# Options SPEC.md lists per context. inline, canvas and dialog have none shown beyond `enabled`,
+# so their other keys are kept as given for the client runtime.
+_BOOLEAN = "boolean"
+_NUMBER = "number"
+_NON_NEGATIVE = "non-negative number"
+_SIZING = "sizing"
+_CONTEXT_OPTIONS: dict[str, dict[str, str]] = {
+    "spotlight": {
+        "isDefault": _BOOLEAN,
+        "displayOrder": _NUMBER,
+        "singleton": _BOOLEAN,
+        "showInUnpinnedMenu": _BOOLEAN,
+        "autoCreateInstance": _BOOLEAN,
+        "startCollapsed": _BOOLEAN,
+    },
+    "static": {"shutDownAfterMs": _NON_NEGATIVE},
+    "hero": {"autoCreateInstance": _BOOLEAN, "startCollapsed": _BOOLEAN, "sizing": _SIZING},
+}
+_SIZING_LENGTHS = ("width", "height", "minWidth", "maxWidth")
+_SIZING_PIXELS = ("minHeight", "maxHeight")
+
+_CSS_LENGTH = re.compile(
+    r"^(?:0|\+?(?:\d+\.?\d*|\.\d+)(?:px|%|em|rem|ex|ch|vw|vh|vmin|vmax|svw|svh|lvw|lvh|dvw|dvh|cqw|cqh|cqi|cqb|cm|mm|q|in|pt|pc))$"
+)
+_CSS_FUNCTION = re.compile(r"^(?:calc|min|max|clamp)\([0-9a-z%.,+\-*/ ()]+\)$")
+
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# HTML's reserved names that contain a hyphen but may not be defined as custom elements.
+_RESERVED_ELEMENT_NAMES = frozenset(
+    {
+        "annotation-xml",
+        "color-profile",
+        "font-face",
+        "font-face-src",
+        "font-face-uri",
+        "font-face-format",
+        "font-face-name",
+        "missing-glyph",
+    }
+)
+_CUSTOM_ELEMENT = re.compile(r"^[a-z][a-z0-9._]*-[a-z0-9._-]*$")
+
+
+def _fail(path: tuple[str | int, ...], message: str) -> ValidationError:
+    """A ValidationError whose detail nests `message` under `path` (str → object key, int → list index)."""
+    detail: Any = [message]
+    for part in reversed(path):
+        detail = [*([{}] * part), detail] if isinstance(part, int) else {part: detail}
+    return ValidationError(detail)
+
+
+def _listing(values: tuple[str, ...]) -> str:
+    return ", ".join(values)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def name_problem(value: str) -> str | None:
+    """Rule 1: `tag` and `scope` are letters, digits, hyphens and underscores only."""
+    return None if NAME_PATTERN.fullmatch(value) else NAME_RULE
+
+
+def bucket_problem(name: Any) -> str | None:
+    """S3-style bucket naming: 3–63 characters of lowercase letters, digits, dots and hyphens,
+    starting and ending with a letter or digit, no two adjacent dots, not shaped like an IP address."""
+    if not isinstance(name, str) or not name:
+        return "is required: a bucket name"
+    if not 3 <= len(name) <= 63:
+        return "must be a valid bucket name of 3 to 63 characters"
+    if not _BUCKET.fullmatch(name) or ".." in name:
+        return (
+            "must be a valid bucket name: lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit, no '..'"
+        )
+    try:
+        ipaddress.IPv4Address(name)
+    except ValueError:
+        return None
+    return "must be a valid bucket name, not an IP address"
+
+
+def key_problem(key: Any) -> str | None:
+    """Object keys: 1 to 1024 bytes of UTF-8 without control characters."""
+    if not isinstance(key, str) or not key:
+        return "is required: an object key"
+    if len(key.encode("utf-8", errors="surrogatepass")) > 1024:
+        return "must be a valid object key of at most 1024 bytes (UTF-8)"
+    if _CONTROL.search(key):
+        return "must be a valid object key without control characters"
+    return None
+
+
+def _url_problem(url: Any) -> str | None:
+    if not isinstance(url, str) or not url.strip():
+        return "must be an http or https URL"
+    if len(url) > 2000 or any(ch.isspace() for ch in url):
+        return "must be an http or https URL without spaces, at most 2000 characters"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return "must be an http or https URL"
+    return None
+
+
+def custom_element_name_problem(name: Any) -> str | None:
+    if not isinstance(name, str) or not _CUSTOM_ELEMENT.fullmatch(name) or name in _RESERVED_ELEMENT_NAMES:
+        return "must be a valid custom element name: lowercase, starting with a letter and containing a hyphen (e.g. my-widget)"
+    return None
+
+
+def clean_widget(value: Any) -> dict[str, Any]:
+    """Rule 4 and the widget variants (SPEC.md "Widget object")."""
+    if not isinstance(value, dict):
+        raise _fail((), "must be an object with a type")
+    widget_type = value.get("type")
+    if widget_type is None:
+        raise _fail(("type",), f"is required: one of {_listing(WIDGET_TYPES)}")
+    if widget_type not in WIDGET_TYPES:
+        raise _fail(("type",), f"invalid widget type {widget_type!r}: the allowed types are {_listing(WIDGET_TYPES)}")
+    widget = dict(value)
+    if widget_type == WidgetType.BUILT_IN:
+        built_in = value.get("builtInType")
+        if built_in is None:
+            raise _fail(("builtInType",), f"is required for a built-in widget: one of {_listing(BUILT_IN_TYPES)}")
+        if built_in not in BUILT_IN_TYPES:
+            raise _fail(("builtInType",), f"{built_in!r} is not a built-in widget type: must be one of {_listing(BUILT_IN_TYPES)}")
+    elif widget_type == WidgetType.WEB_COMPONENT:
+        widget["webComponent"] = _clean_web_component(value.get("webComponent"))
+    return widget
+
+
+def _clean_web_component(value: Any) -> dict[str, Any]:
+    path: tuple[str, ...] = ("webComponent",)
+    if not isinstance(value, dict):
+        raise _fail(path, "is required for a web-component widget: an object with one location (store, storeBucket and storeKey, or url)")
+    # A null is the same as an absent key: clients often send every field.
+    component = {key: item for key, item in value.items() if item is not None}
+    locations = [
+        name
+        for name, present in (
+            ("store", "store" in component),
+            ("storeBucket/storeKey", "storeBucket" in component or "storeKey" in component),
+            ("url", "url" in component),
+        )
+        if present
+    ]
+    if len(locations) != 1:
+        given = f" (given: {', '.join(locations)})" if locations else ""
+        raise _fail(path, f"must give exactly one location: store {{storeBucket, storeKey}}, storeBucket and storeKey, or url{given}")
+
+    if "store" in component:
+        store = component["store"]
+        if not isinstance(store, dict):
+            raise _fail((*path, "store"), "must be an object {storeBucket, storeKey}")
+        _check_store(store, (*path, "store"))
+    elif "url" in component:
+        problem = _url_problem(component["url"])
+        if problem:
+            raise _fail((*path, "url"), problem)
+    else:
+        _check_store(component, path)
+
+    encoding = component.get("encoding")
+    if encoding is not None and encoding not in ENCODINGS:
+        raise _fail((*path, "encoding"), f"must be one of {_listing(ENCODINGS)}")
+    if "customElementName" in component:
+        problem = custom_element_name_problem(component["customElementName"])
+        if problem:
+            raise _fail((*path, "customElementName"), problem)
+    return component
+
+
+def _check_store(store: dict[str, Any], path: tuple[str, ...]) -> None:
+    """Rule 5: object-storage bucket and key are valid names."""
+    problem = bucket_problem(store.get("storeBucket"))
+    if problem:
+        raise _fail((*path, "storeBucket"), problem)
+    problem = key_problem(store.get("storeKey"))
+    if problem:
+        raise _fail((*path, "storeKey"), problem)
+
+
+def clean_rendering_contexts(value: Any) -> dict[str, dict[str, Any]]:
+    """Both shapes of SPEC.md in, one out: the object form `{"inline": {"enabled": true}, ...}`
+    (a boolean `x` becomes `{"enabled": x}`), keys in SPEC.md's order."""
+    if not isinstance(value, dict):
+        raise _fail((), f"must be an object keyed by rendering context ({_listing(RENDERING_CONTEXTS)})")
+    unknown = [key for key in value if key not in RENDERING_CONTEXTS]
+    if unknown:
+        raise _fail((unknown[0],), f"unknown rendering context: the allowed ones are {_listing(RENDERING_CONTEXTS)}")
+    cleaned: dict[str, dict[str, Any]] = {}
+    for name in RENDERING_CONTEXTS:
+        if name not in value:
+            continue
+        config = value[name]
+        if isinstance(config, bool):
+            cleaned[name] = {"enabled": config}
+            continue
+        if not isinstance(config, dict):
+            raise _fail((name,), "must be true, false, or an object with enabled and the context's options")
+        enabled = config.get("enabled")
+        if not isinstance(enabled, bool):
+            raise _fail((name, "enabled"), "is required: true or false")
+        options = {key: item for key, item in config.items() if key != "enabled" and item is not None}
+        allowed = _CONTEXT_OPTIONS.get(name)
+        if allowed is not None:
+            _check_options(name, options, allowed)
+        cleaned[name] = {"enabled": enabled, **options}
+    return cleaned
+
+
+def _check_options(context: str, options: dict[str, Any], allowed: dict[str, str]) -> None:
+    for key, item in options.items():
+        kind = allowed.get(key)
+        path = (context, key)
+        if kind is None:
+            raise _fail(path, f"unknown {context} option: the allowed ones are enabled, {_listing(tuple(allowed))}")
+        if kind == _BOOLEAN and not isinstance(item, bool):
+            raise _fail(path, "must be true or false")
+        if kind == _NUMBER and not _is_number(item):
+            raise _fail(path, "must be a number")
+        if kind == _NON_NEGATIVE and not (_is_number(item) and item >= 0):
+            raise _fail(path, "must be a number of at least 0")
+        if kind == _SIZING:
+            _check_sizing(item, path)
+
+
+def _check_sizing(sizing: Any, path: tuple[str, ...]) -> None:
+    """Hero sizing: CSS length strings for widths and the fixed height, pixel numbers for the height bounds."""
+    if not isinstance(sizing, dict):
+        raise _fail(path, "must be an object (width, height, minWidth, maxWidth, minHeight, maxHeight)")
+    for key, item in sizing.items():
+        if item is None:
+            continue
+        if key in _SIZING_LENGTHS:
+            if not isinstance(item, str) or not (_CSS_LENGTH.fullmatch(item.strip()) or _CSS_FUNCTION.fullmatch(item.strip())):
+                raise _fail((*path, key), "must be a CSS length string such as '320px', '50%' or '20rem'")
+        elif key in _SIZING_PIXELS:
+            if not (_is_number(item) and item >= 0):
+                raise _fail((*path, key), "must be a number of pixels of at least 0")
+        else:
+            raise _fail((*path, key), f"unknown sizing option: the allowed ones are {_listing(_SIZING_LENGTHS + _SIZING_PIXELS)}")
+    low, high = sizing.get("minHeight"), sizing.get("maxHeight")
+    if _is_number(low) and _is_number(high) and low > high:
+        raise _fail((*path, "minHeight"), "must not be greater than maxHeight")
+
+
+def clean_instruction_items(value: Any) -> list[dict[str, Any]]:
+    """SPEC.md TagInstructionForLlm items: `{type: 'line', text}` or `{type: 'block', title, lines}`."""
+    if not isinstance(value, list):
+        raise _fail((), "must be a list of instruction items ({type: 'line', text} or {type: 'block', title, lines})")
+    items: list[dict[str, Any]] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise _fail((index,), "must be an object {type: 'line', text} or {type: 'block', title, lines}")
+        kind = item.get("type")
+        if kind == "line":
+            items.append(_clean_line(item, (index,)))
+        elif kind == "block":
+            title = item.get("title")
+            if not isinstance(title, str) or not title.strip():
+                raise _fail((index, "title"), "is required for a block: a non-empty string")
+            lines = item.get("lines")
+            if not isinstance(lines, list):
+                raise _fail((index, "lines"), "is required for a block: a list of {type: 'line', text}")
+            cleaned_lines = []
+            for line_index, line in enumerate(lines):
+                if not isinstance(line, dict) or line.get("type") != "line":
+                    raise _fail((index, "lines", line_index), "must be an object {type: 'line', text}")
+                cleaned_lines.append(_clean_line(line, (index, "lines", line_index)))
+            items.append({"type": "block", "title": title.strip(), "lines": cleaned_lines})
+        else:
+            raise _fail((index, "type"), "must be 'line' or 'block'")
+    return items
+
+
+def _clean_line(item: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
+    text = item.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise _fail((*path, "text"), "is required for a line: a non-empty string")
+    return {"type": "line", "text": text.strip()}

@@ -1,0 +1,164 @@
+"""Admin API and Chat API of tag definitions (SPEC.md "Tag definitions", "Search enabled tag
+definitions"; CONTRACT §5, §8, §10). The views parse, call a service or selector, and render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from chatplatform.api.permissions import acting_user_id
+from chatplatform.api.views import AdminApiViewSet, ApiViewSet, ok
+from chatplatform.iac import check_stage, decode_batch
+from tags import selectors, services
+from tags.serializers import (
+    TagDefinitionDeleteRequestSerializer,
+    TagDefinitionDeployRequestSerializer,
+    TagDefinitionSearchRequestSerializer,
+    TagDefinitionSerializer,
+    TagDefinitionUpsertRequestSerializer,
+    render,
+    render_many,
+    validate_batch,
+)
+
+_SEARCH_RESPONSE = inline_serializer(
+    "TagDefinitionSearchResponse",
+    {
+        "success": serializers.BooleanField(),
+        "tagDefinitions": TagDefinitionSerializer(many=True),
+        "paginationToken": serializers.CharField(required=False, help_text="Present when there is a next page."),
+    },
+)
+
+
+def _search_response(page: selectors.Page, *, include_instructions: bool) -> Response:
+    fields: dict[str, Any] = {"tagDefinitions": render_many(page.definitions, include_instructions=include_instructions)}
+    if page.pagination_token:
+        fields["paginationToken"] = page.pagination_token
+    return ok(**fields)
+
+
+class BodyOnDeleteSchema(AutoSchema):
+    """SPEC.md's `DELETE /api/chat-admin/tagdef` carries a JSON body; drf-spectacular documents a
+    request body only for PUT, PATCH and POST, so DELETE borrows POST's handling."""
+
+    def _get_request_body(self, direction: str = "request") -> Any:
+        if self.method != "DELETE":
+            return super()._get_request_body(direction)
+        self.method = "POST"
+        try:
+            return super()._get_request_body(direction)
+        finally:
+            self.method = "DELETE"
+
+
+class TagDefinitionAdminViewSet(AdminApiViewSet):
+    """`/api/chat-admin/tagdef` and its search, cache clearing and IaC batch."""
+
+    schema = BodyOnDeleteSchema()
+
+    rate_scope = "tagdef-admin"  # CONTRACT §10: 100 per minute, more specific than the Admin API's
+    admin_denied_message = "insufficient permissions to manage tag definitions: admin privileges are required"
+
+    @extend_schema(
+        request=TagDefinitionUpsertRequestSerializer,
+        responses=inline_serializer(
+            "TagDefinitionUpsertResponse", {"success": serializers.BooleanField(), "tagDefinition": TagDefinitionSerializer()}
+        ),
+        summary="Create or update a tag definition (keyed by scope and tag)",
+        description="Creates the definition when (scope, tag) is absent, else replaces it. The service sets createDate and "
+        "createdBy once and refreshes lastUpdate and lastUpdatedBy (from userId, else the caller). The older form "
+        "(llmInstructions + boolean enabled) is accepted and completed. Rendering contexts are returned in the object form.",
+    )
+    def upsert(self, request: Request) -> Response:
+        body = TagDefinitionUpsertRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        user_id = acting_user_id(request, body.validated_data.get("userId"))
+        definition = services.tag_upsert(definition=body.validated_data["tagDefinition"], user_id=user_id)
+        return ok(tagDefinition=render(definition))
+
+    @extend_schema(
+        request=TagDefinitionDeleteRequestSerializer,
+        responses={200: inline_serializer("TagDefinitionDeleteResponse", {"success": serializers.BooleanField()})},
+        summary="Delete a tag definition for good",
+        description="Permanent. 404 NOT_FOUND naming scope and tag when the definition does not exist.",
+    )
+    def destroy(self, request: Request) -> Response:
+        body = TagDefinitionDeleteRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        target = body.validated_data["tagDefinition"]
+        services.tag_delete(scope=target["scope"], tag=target["tag"])
+        return ok()
+
+    @extend_schema(
+        request=TagDefinitionSearchRequestSerializer,
+        responses=_SEARCH_RESPONSE,
+        summary="Search tag definitions in every status",
+        description="Pages of 100 by (scope, tag); paginationToken is present when there is a next page. "
+        "Instructions only with includeInstructions: true.",
+    )
+    def search(self, request: Request) -> Response:
+        body = TagDefinitionSearchRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        page = selectors.tags_admin_search(pagination_token=body.validated_data.get("paginationToken"))
+        return _search_response(page, include_instructions=body.validated_data["includeInstructions"])
+
+    @extend_schema(
+        request=None,
+        responses=inline_serializer(
+            "TagCacheClearResponse", {"success": serializers.BooleanField(), "cleared": serializers.BooleanField()}
+        ),
+        summary="Clear the tag definition cache",
+        description="Every cached tag entry becomes stale at once, in every server process.",
+    )
+    def clear_cache(self, request: Request) -> Response:
+        services.tag_cache_clear()
+        return ok(cleared=True)
+
+    @extend_schema(
+        request=TagDefinitionDeployRequestSerializer,
+        responses=inline_serializer(
+            "TagDefinitionDeployResponse",
+            {"success": serializers.BooleanField(), "applied": serializers.IntegerField(), "deleted": serializers.IntegerField()},
+        ),
+        summary="Apply an infrastructure-as-code batch of tag definitions",
+        description="data is base64 of gzip of {userId, tagDefinitions}. stage must equal CHAT_STAGE. Every member joins "
+        "groupId; members of the group missing from the batch are deleted; all or nothing. {{stage}} in a web component "
+        "url becomes the stage.",
+    )
+    def deploy(self, request: Request) -> Response:
+        body = TagDefinitionDeployRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        check_stage(body.validated_data["stage"])
+        batch_user_id, definitions = validate_batch(decode_batch(body.validated_data["data"]))
+        result = services.tags_deploy(
+            definitions=definitions,
+            group_id=body.validated_data["groupId"],
+            user_id=acting_user_id(request, batch_user_id),
+            timestamp=body.validated_data.get("timestamp"),
+        )
+        return ok(applied=result.applied, deleted=result.deleted)
+
+
+class TagDefinitionChatViewSet(ApiViewSet):
+    """`POST /api/chat/tagdef/search`: any authenticated user; enabled definitions only."""
+
+    rate_scope = "tagdef-chat"  # CONTRACT §10: 1000 per minute, more specific than the Chat API's
+
+    @extend_schema(
+        request=TagDefinitionSearchRequestSerializer,
+        responses=_SEARCH_RESPONSE,
+        summary="Search enabled tag definitions",
+        description="Only status enabled, served from the tag cache. Pages of 100 by (scope, tag). "
+        "llmInstructionsMd and llmInstructions only with includeInstructions: true.",
+    )
+    def search(self, request: Request) -> Response:
+        body = TagDefinitionSearchRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        page = selectors.tags_enabled_search(pagination_token=body.validated_data.get("paginationToken"))
+        return _search_response(page, include_instructions=body.validated_data["includeInstructions"])
