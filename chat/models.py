@@ -6,7 +6,20 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.core.cache import cache
 from django.db import models
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from agents.models import TestType
+
+# Authenticated users are kept in the shared cache: reading one there costs a fraction of the
+# ORM query, and every save or delete drops the entry (so all processes see changes at once).
+USER_CACHE_SECONDS = 300
+
+
+def _user_cache_key(user_id: str) -> str:
+    return f"chatuser:{user_id}"
 
 
 class UserType(models.TextChoices):
@@ -25,6 +38,9 @@ _CLAIM_FIELDS = {
 }
 
 
+_USER_TYPES = frozenset({None, *UserType.values})
+
+
 class ChatUserManager(BaseUserManager["ChatUser"]):
     def create_user(self, user_id: str, password: str | None = None, **fields: Any) -> ChatUser:
         user = self.model(user_id=user_id, **fields)
@@ -39,19 +55,24 @@ class ChatUserManager(BaseUserManager["ChatUser"]):
     def sync_from_claims(self, claims: dict[str, Any]) -> ChatUser:
         """The user a verified token names: created on first sight, refreshed when claims change."""
         values = {field: claims[claim] for claim, field in _CLAIM_FIELDS.items() if claim in claims}
-        if values.get("user_type") not in {None, *UserType.values}:
+        if values.get("user_type") not in _USER_TYPES:
             values.pop("user_type")
         if not isinstance(values.get("custom_data", {}), dict):
             values.pop("custom_data")
         if not isinstance(values.get("roles", []), list):
             values.pop("roles")
-        user, created = self.get_or_create(user_id=claims["sub"], defaults={**values, "password": "!"})
-        if not created:
-            changed = [field for field, value in values.items() if getattr(user, field) != value]
-            if changed:
-                for field in changed:
-                    setattr(user, field, values[field])
-                user.save(update_fields=[*changed, "last_update"])
+        key = _user_cache_key(claims["sub"])
+        user = cache.get(key)
+        if user is None:
+            user, created = self.get_or_create(user_id=claims["sub"], defaults={**values, "password": "!"})
+            if created:
+                return user
+            cache.set(key, user, USER_CACHE_SECONDS)
+        changed = [field for field, value in values.items() if getattr(user, field) != value]
+        if changed:
+            for field in changed:
+                setattr(user, field, values[field])
+            user.save(update_fields=[*changed, "last_update"])
         return user
 
 
@@ -88,3 +109,53 @@ class ChatUser(AbstractBaseUser, PermissionsMixin):
     def is_chat_admin(self) -> bool:
         """CONTRACT §3: admin = `is_staff`, or a token whose roles hold CHAT_ADMIN_ROLE."""
         return self.is_staff or settings.CHAT_ADMIN_ROLE in (self.roles or [])
+
+
+@receiver(post_save, sender=ChatUser)
+@receiver(post_delete, sender=ChatUser)
+def _forget_cached_user(sender: type[ChatUser], instance: ChatUser, **kwargs: Any) -> None:
+    cache.delete(_user_cache_key(instance.pk))
+
+
+class ApplyRulesAs(models.TextChoices):
+    AND = "and", "Both the user type and the role rule"
+    OR = "or", "Either the user type or the role rule"
+
+
+class ChatAppMode(models.TextChoices):
+    STANDALONE = "standalone", "Standalone page"
+    EMBEDDED = "embedded", "Embedded in another page"
+
+
+class ChatApp(models.Model):
+    """A chat experience: the agent it talks to, who may use it, and its feature configuration.
+
+    Access (CONTRACT §5): `userTypes` and `userRoles` are each a rule that an empty list passes;
+    `applyRulesAs` combines them. Deleting the agent is refused while a chat app uses it.
+    """
+
+    chat_app_id = models.CharField("chatAppId", max_length=128, primary_key=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    agent = models.ForeignKey("agents.AgentDefinition", on_delete=models.PROTECT, related_name="chat_apps")
+    enabled = models.BooleanField(default=True)
+    user_types = models.JSONField(default=list, blank=True)
+    user_roles = models.JSONField(default=list, blank=True)
+    apply_rules_as = models.CharField(max_length=3, choices=ApplyRulesAs.choices, default=ApplyRulesAs.AND)
+    modes_supported = models.JSONField(default=list, blank=True)
+    features = models.JSONField(default=dict, blank=True)
+    dont_cache_this = models.BooleanField(default=False)
+    test_type = models.CharField(max_length=10, choices=TestType.choices, null=True, blank=True)
+    create_date = models.DateTimeField(auto_now_add=True)
+    last_update = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "chat app"
+        ordering = ["chat_app_id"]
+        indexes = [
+            models.Index(fields=["enabled"], name="chatapp_enabled"),  # GET /api/chat/chat-apps
+            models.Index(fields=["test_type", "create_date"], name="chatapp_mock_cleanup"),  # cleanup_mock_records
+        ]
+
+    def __str__(self) -> str:
+        return self.chat_app_id

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from rest_framework import serializers
 
-from chat.models import ChatUser
+from chat.models import ChatApp, ChatUser
+from chat.serializers import validate_chat_app
+from chatplatform.api.errors import Code, NotFound
 
 
 def user_get_or_create(*, user_id: str) -> ChatUser:
@@ -22,3 +25,51 @@ def prefs_update(*, user_id: str, prefs: dict[str, Any], partial: bool) -> dict[
         user.prefs = {key: value for key, value in merged.items() if value is not None}
         user.save(update_fields=["prefs", "last_update"])
     return user.prefs
+
+
+def _lock_chat_app(chat_app_id: str) -> ChatApp | None:
+    """The stored chat app, locked until the transaction ends; None when it does not exist yet."""
+    return ChatApp.objects.select_for_update().filter(chat_app_id=chat_app_id).first()
+
+
+def _chat_app_write(existing: ChatApp | None, data: dict[str, Any]) -> ChatApp:
+    try:
+        fields = validate_chat_app(data, existing=existing)
+    except serializers.ValidationError as exc:
+        raise serializers.ValidationError({"chatApp": exc.detail})
+    if existing is None:
+        app = ChatApp(**fields)
+        app.save(force_insert=True)
+        return app
+    changed = [name for name, value in fields.items() if getattr(existing, name) != value]
+    if changed:  # an update that changes nothing leaves lastUpdate alone
+        for name in changed:
+            setattr(existing, name, fields[name])
+        existing.save()
+    return existing
+
+
+def chat_app_upsert(*, data: dict[str, Any]) -> ChatApp:
+    """Create the chat app when `chatAppId` is new; otherwise change only the given fields.
+
+    Raises ValidationError naming `chatApp.<field>` (400), and writes nothing then.
+    """
+    chat_app_id = data.get("chatAppId")
+    if chat_app_id is None or not isinstance(chat_app_id, str):
+        # The row lock needs the id before the serializer runs, so this one rule is checked here.
+        rule = "is required" if chat_app_id is None else "must be a string"
+        raise serializers.ValidationError({"chatApp": {"chatAppId": [rule]}})
+    try:
+        with transaction.atomic():
+            return _chat_app_write(_lock_chat_app(chat_app_id), data)
+    except IntegrityError:
+        # Two creates of one new chatAppId raced and the other insert won: apply this one as an update.
+        pass
+    with transaction.atomic():
+        return _chat_app_write(_lock_chat_app(chat_app_id), data)
+
+
+def chat_app_delete(*, chat_app_id: str) -> None:
+    deleted, _ = ChatApp.objects.filter(chat_app_id=chat_app_id).delete()
+    if not deleted:
+        raise NotFound(f"chat app {chat_app_id} not found", code=Code.INVALID_CHAT_APP_ID)

@@ -164,7 +164,14 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": BASE_DIR / "db.sqlite3",
             # WAL lets readers proceed during a write; the timeout waits out short write locks.
-            "OPTIONS": {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+            # IMMEDIATE: a transaction takes the write lock when it begins, so two read-then-write
+            # transactions (select_for_update is a no-op on SQLite) queue instead of one failing
+            # with "database is locked" (SQLITE_BUSY_SNAPSHOT, which no timeout waits out).
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

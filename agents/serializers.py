@@ -1,0 +1,393 @@
+"""Wire shapes of agents: SPEC.md's camelCase names mapped to the models' snake_case, and every
+validation rule of an agent write (SPEC.md "Errors", CONTRACT §7).
+
+`AgentWriteSerializer` is the one place the rules live: `agents.services` runs it for the Admin
+API and for rollbacks, and the Django admin form runs it through `validate_agent` as well.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from rest_framework import serializers
+
+from agents.models import AgentDefinition, AgentVersion, TestType
+from chatplatform.access import InvalidCondition, compile_condition
+from tools.models import LifecycleStatus, ToolDefinition
+from tools.selectors import function_names, tools_by_ids
+
+AGENT_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+AGENT_ID_RULE = "must be 1 to 128 letters, digits, hyphens or underscores"
+MODEL_PROVIDERS = ("openai", "anthropic", "bedrock")
+MODEL_RULE = "must be `offline` or `<provider>:<model>` with provider openai, anthropic or bedrock"
+CUSTOM_MAX_BYTES = 100 * 1024  # SPEC.md Limits: `custom` at most 100 KB serialized
+# Sent back by clients that post a definition they read; the service owns them (CONTRACT §5).
+SERVER_MANAGED_FIELDS = frozenset({"version", "createdBy", "lastModifiedBy", "createdAt", "updatedAt"})
+ACCESS_RULE_KEYS = frozenset({"condition", "effect", "order", "description"})
+ROLLOUT_POLICY_KEYS = frozenset({"betaAccounts", "regionRestrictions", "toolOverrides"})
+COLLABORATOR_KEYS = frozenset({"agentId", "instruction", "historyRelay"})
+HISTORY_RELAYS = ("TO_COLLABORATOR", "TO_AGENT")
+_UNAVAILABLE_TOOL_STATUSES = (LifecycleStatus.DEPRECATED, LifecycleStatus.RETIRED)
+
+_MESSAGES = {
+    "required": "is required",
+    "null": "must not be null",
+    "blank": "must not be blank",
+    "invalid": "must be a string",
+    "max_length": "must be at most {max_length} characters",
+}
+
+
+class StrictCharField(serializers.CharField):
+    """A string field that refuses numbers instead of turning them into strings."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["error_messages"] = {**_MESSAGES, **kwargs.get("error_messages", {})}
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def error_at(path: tuple[str | int, ...], message: str) -> serializers.ValidationError:
+    """A ValidationError nested along `path`, so the envelope reads `field[1].key: message`."""
+    detail: Any = [message]
+    for step in reversed(path):
+        detail = [*([{}] * step), detail] if isinstance(step, int) else {step: detail}
+    return serializers.ValidationError(detail)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _string_list(value: Any, path: tuple[str | int, ...] = ()) -> list[str]:
+    if not isinstance(value, list):
+        raise error_at(path, "must be a list of strings")
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not item:
+            raise error_at((*path, index), "must be a non-empty string")
+    return value
+
+
+def _object(value: Any, path: tuple[str | int, ...], allowed: frozenset[str] | None = None) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise error_at(path, "must be an object")
+    if allowed is not None:
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            raise error_at((*path, unknown[0]), f"is not a known field (allowed: {', '.join(sorted(allowed))})")
+    return value
+
+
+def check_model_name(value: str) -> str:
+    """`offline`, or `<provider>:<model>` with a provider chatplatform.llm can reach (CONTRACT §7)."""
+    if value == "offline":
+        return value
+    provider, sep, model = value.partition(":")
+    if not sep or provider not in MODEL_PROVIDERS or not model.strip() or model != model.strip():
+        raise serializers.ValidationError(MODEL_RULE)
+    return value
+
+
+def check_access_rules(value: Any) -> list[dict[str, Any]]:
+    """SPEC.md AccessRule: `{condition?, effect, order?, description?}`; conditions must be valid CEL."""
+    if not isinstance(value, list):
+        raise serializers.ValidationError("must be a list of access rules")
+    for index, rule in enumerate(value):
+        _object(rule, (index,), ACCESS_RULE_KEYS)
+        if rule.get("effect") not in ("allow", "deny"):
+            raise error_at((index, "effect"), "must be allow or deny")
+        condition = rule.get("condition")
+        if condition is not None:
+            if not isinstance(condition, str):
+                raise error_at((index, "condition"), "must be a string (a CEL expression)")
+            if condition.strip():
+                try:
+                    compile_condition(condition)
+                except InvalidCondition as exc:
+                    raise error_at((index, "condition"), str(exc))
+        if rule.get("order") is not None and not _is_number(rule["order"]):
+            raise error_at((index, "order"), "must be a number")
+        if rule.get("description") is not None and not isinstance(rule["description"], str):
+            raise error_at((index, "description"), "must be a string")
+    return value
+
+
+def check_rollout_policy(value: Any) -> dict[str, Any]:
+    """SPEC.md RolloutPolicy; whether override targets exist is checked with the other tools."""
+    _object(value, (), ROLLOUT_POLICY_KEYS)
+    for key in ("betaAccounts", "regionRestrictions"):
+        if value.get(key) is not None:
+            _string_list(value[key], (key,))
+    overrides = value.get("toolOverrides")
+    if overrides is not None:
+        _object(overrides, ("toolOverrides",))
+        for old, new in overrides.items():
+            if not isinstance(new, str) or not new:
+                raise error_at(("toolOverrides", old), "must be the id of the tool that replaces it")
+    return value
+
+
+def check_collaborators(value: Any) -> list[dict[str, Any]]:
+    """SPEC.md Collaborator: `{agentId, instruction, historyRelay}`, all three required."""
+    if not isinstance(value, list):
+        raise serializers.ValidationError("must be a list of collaborators")
+    for index, collaborator in enumerate(value):
+        _object(collaborator, (index,), COLLABORATOR_KEYS)
+        agent_id = collaborator.get("agentId")
+        if not isinstance(agent_id, str) or not AGENT_ID_PATTERN.match(agent_id):
+            raise error_at((index, "agentId"), f"is required and {AGENT_ID_RULE}")
+        if not isinstance(collaborator.get("instruction"), str):
+            raise error_at((index, "instruction"), "is required and must be a string")
+        if collaborator.get("historyRelay") not in HISTORY_RELAYS:
+            raise error_at((index, "historyRelay"), f"must be {' or '.join(HISTORY_RELAYS)}")
+    return value
+
+
+def check_knowledge_bases(value: Any) -> list[dict[str, Any]]:
+    """SPEC.md KnowledgeBase: `id` plus further fields, which are kept as sent."""
+    if not isinstance(value, list):
+        raise serializers.ValidationError("must be a list of knowledge bases")
+    seen: set[str] = set()
+    for index, base in enumerate(value):
+        _object(base, (index,))
+        base_id = base.get("id")
+        if not isinstance(base_id, str) or not base_id:
+            raise error_at((index, "id"), "is required and must be a non-empty string")
+        if base_id in seen:
+            raise error_at((index, "id"), f"knowledge base {base_id} is listed twice")
+        seen.add(base_id)
+    return value
+
+
+def check_custom(value: Any) -> dict[str, Any]:
+    check_object(value)
+    size = len(json.dumps(value, separators=(",", ":")).encode("utf-8"))
+    if size > CUSTOM_MAX_BYTES:
+        raise serializers.ValidationError(f"must be at most 100 KB ({CUSTOM_MAX_BYTES} bytes) serialized; it is {size} bytes")
+    return value
+
+
+def check_tool_ids(value: Any) -> list[str]:
+    _string_list(value)
+    twice = sorted(tool_id for tool_id, count in Counter(value).items() if count > 1)
+    if twice:
+        raise serializers.ValidationError(f"lists tool {twice[0]} more than once")
+    return value
+
+
+def _duplicate_function(tool_ids: list[str], tools: dict[str, ToolDefinition]) -> str | None:
+    """The message for the first function name offered twice by these tools, if any (CONTRACT §7)."""
+    owners: dict[str, str] = {}
+    for tool_id in tool_ids:
+        for name in function_names(tools[tool_id]):
+            if name in owners:
+                first = owners[name]
+                if first == tool_id:
+                    return f"tool {tool_id} defines function {name!r} twice; the model is offered one tool per function name"
+                return f"tools {first} and {tool_id} both define function {name!r}; the model is offered one tool per function name"
+            owners[name] = tool_id
+    return None
+
+
+def check_object(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise serializers.ValidationError("must be an object")
+
+
+def check_agent_id(value: str) -> None:
+    if not AGENT_ID_PATTERN.match(value):
+        raise serializers.ValidationError(AGENT_ID_RULE)
+
+
+def check_not_blank(value: str) -> None:
+    if not value.strip():
+        raise serializers.ValidationError("must not be blank")
+
+
+def check_agent_collaboration(value: Any) -> None:
+    # SPEC.md names AgentCollaboration "the kind of collaboration pattern" without a shape.
+    if not isinstance(value, str | dict):
+        raise serializers.ValidationError("must be a string or an object")
+
+
+class AgentWriteSerializer(serializers.Serializer):
+    """AgentDefinitionForCreate | AgentDefinitionForUpdate. Bind `instance` (the stored agent) and
+    `partial=True` for an update: only the given fields change, but the whole result is checked."""
+
+    agentId = StrictCharField(source="agent_id", max_length=128, validators=[check_agent_id])
+    # SPEC.md advises under 4000 characters but sets no limit, so only emptiness is refused.
+    basePrompt = StrictCharField(source="base_prompt", trim_whitespace=False, validators=[check_not_blank])
+    toolIds = serializers.JSONField(
+        source="tool_ids", validators=[check_tool_ids], error_messages={"required": "is required", "null": "must not be null"}
+    )
+    foundationModel = StrictCharField(
+        source="foundation_model", max_length=200, required=False, allow_null=True, validators=[check_model_name]
+    )
+    verificationFoundationModel = StrictCharField(
+        source="verification_foundation_model", max_length=200, required=False, allow_null=True, validators=[check_model_name]
+    )
+    accessRules = serializers.JSONField(source="access_rules", required=False, allow_null=True, validators=[check_access_rules])
+    rolloutPolicy = serializers.JSONField(source="rollout_policy", required=False, allow_null=True, validators=[check_rollout_policy])
+    collaborators = serializers.JSONField(required=False, allow_null=True, validators=[check_collaborators])
+    agentCollaboration = serializers.JSONField(
+        source="agent_collaboration", required=False, allow_null=True, validators=[check_agent_collaboration]
+    )
+    knowledgeBases = serializers.JSONField(source="knowledge_bases", required=False, allow_null=True, validators=[check_knowledge_bases])
+    custom = serializers.JSONField(required=False, allow_null=True, validators=[check_custom])
+    runtimeAdapter = StrictCharField(source="runtime_adapter", max_length=500, required=False, allow_null=True)
+    dontCacheThis = serializers.BooleanField(source="dont_cache_this", required=False, error_messages={"invalid": "must be a boolean"})
+    testType = serializers.ChoiceField(
+        source="test_type", choices=TestType.choices, required=False, allow_null=True, error_messages={"invalid_choice": "must be mock"}
+    )
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields) - SERVER_MANAGED_FIELDS)
+            if unknown:
+                raise serializers.ValidationError({unknown[0]: ["is not a field of an agent definition"]})
+        return super().to_internal_value(data)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """Rules that need the database or several fields, applied to the agent as it will be."""
+        existing: AgentDefinition | None = self.instance
+
+        def resulting(name: str) -> Any:
+            return attrs[name] if name in attrs else getattr(existing, name, None)
+
+        agent_id = resulting("agent_id")
+        tool_ids: list[str] = resulting("tool_ids") or []
+        overrides: dict[str, str] = (resulting("rollout_policy") or {}).get("toolOverrides") or {}
+        tools = tools_by_ids([*tool_ids, *overrides.values()])
+
+        missing = [tool_id for tool_id in tool_ids if tool_id not in tools]
+        if missing:
+            raise error_at(("toolIds",), f"tool {missing[0]} does not exist")
+        already_on_agent = set(existing.tool_ids) if existing is not None else set()
+        for tool_id in tool_ids:
+            status = tools[tool_id].lifecycle_status
+            # CONTRACT §7: a deprecated tool keeps working for agents that have it, but is not added.
+            if tool_id not in already_on_agent and status in _UNAVAILABLE_TOOL_STATUSES:
+                migration = tools[tool_id].migration_path
+                hint = f" (migration path: {migration})" if migration else ""
+                raise error_at(("toolIds",), f"tool {tool_id} is {status} and cannot be added to an agent{hint}")
+        duplicate = _duplicate_function(tool_ids, tools)
+        if duplicate:
+            raise error_at(("toolIds",), duplicate)
+
+        for old, new in overrides.items():
+            if new not in tools:
+                raise error_at(("rolloutPolicy", "toolOverrides", old), f"tool {new} does not exist")
+        # Overrides swap tools at run time (CONTRACT §7), so the swapped set must not clash either.
+        swapped = [overrides.get(tool_id, tool_id) for tool_id in tool_ids]
+        if swapped != tool_ids:
+            duplicate = _duplicate_function(list(dict.fromkeys(swapped)), tools)
+            if duplicate:
+                raise error_at(("rolloutPolicy", "toolOverrides"), duplicate)
+
+        collaborators = resulting("collaborators") or []
+        wanted = {collaborator["agentId"] for collaborator in collaborators}
+        known = set(AgentDefinition.objects.filter(agent_id__in=wanted).values_list("agent_id", flat=True))
+        for index, collaborator in enumerate(collaborators):
+            if collaborator["agentId"] == agent_id:
+                raise error_at(("collaborators", index, "agentId"), "an agent cannot be its own collaborator")
+            if collaborator["agentId"] not in known:
+                raise error_at(("collaborators", index, "agentId"), f"agent {collaborator['agentId']} does not exist")
+        return attrs
+
+
+def validate_agent(data: Any, *, existing: AgentDefinition | None) -> dict[str, Any]:
+    """The model fields an agent write sets, after every rule; ValidationError (unwrapped) otherwise."""
+    serializer = AgentWriteSerializer(instance=existing, data=data, partial=existing is not None)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+class AgentSerializer(serializers.ModelSerializer):
+    """AgentDefinition as SPEC.md shows it. Absent optional fields are null."""
+
+    agentId = serializers.CharField(source="agent_id")
+    basePrompt = serializers.CharField(source="base_prompt")
+    toolIds = serializers.JSONField(source="tool_ids")
+    foundationModel = serializers.CharField(source="foundation_model", allow_null=True)
+    verificationFoundationModel = serializers.CharField(source="verification_foundation_model", allow_null=True)
+    accessRules = serializers.JSONField(source="access_rules", allow_null=True)
+    rolloutPolicy = serializers.JSONField(source="rollout_policy", allow_null=True)
+    agentCollaboration = serializers.JSONField(source="agent_collaboration", allow_null=True)
+    knowledgeBases = serializers.JSONField(source="knowledge_bases", allow_null=True)
+    runtimeAdapter = serializers.CharField(source="runtime_adapter", allow_null=True)
+    dontCacheThis = serializers.BooleanField(source="dont_cache_this")
+    testType = serializers.CharField(source="test_type", allow_null=True)
+    createdBy = serializers.CharField(source="created_by")
+    lastModifiedBy = serializers.CharField(source="last_modified_by")
+    createdAt = serializers.DateTimeField(source="created_at")
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+    class Meta:
+        model = AgentDefinition
+        fields = [
+            "agentId",
+            "basePrompt",
+            "toolIds",
+            "foundationModel",
+            "verificationFoundationModel",
+            "accessRules",
+            "rolloutPolicy",
+            "collaborators",
+            "agentCollaboration",
+            "knowledgeBases",
+            "custom",
+            "runtimeAdapter",
+            "dontCacheThis",
+            "testType",
+            "version",
+            "createdBy",
+            "lastModifiedBy",
+            "createdAt",
+            "updatedAt",
+        ]
+        read_only_fields = fields
+
+
+class AgentVersionSerializer(serializers.ModelSerializer):
+    modifiedBy = serializers.CharField(source="modified_by")
+    modifiedAt = serializers.DateTimeField(source="modified_at")
+
+    class Meta:
+        model = AgentVersion
+        fields = ["version", "modifiedBy", "modifiedAt"]
+        read_only_fields = fields
+
+
+class AgentVersionDetailSerializer(AgentVersionSerializer):
+    agent = serializers.JSONField(source="definition")
+
+    class Meta(AgentVersionSerializer.Meta):
+        fields = [*AgentVersionSerializer.Meta.fields, "agent"]
+        read_only_fields = fields
+
+
+# --- request bodies --------------------------------------------------------------------------
+
+
+class AgentUpsertRequestSerializer(serializers.Serializer):
+    agent = serializers.JSONField(
+        validators=[check_object], help_text="AgentDefinitionForCreate, or AgentDefinitionForUpdate: agentId and the fields to change."
+    )
+    userId = serializers.CharField(required=False, allow_blank=True, help_text="Stamped as createdBy / lastModifiedBy.")
+
+
+class AgentSearchRequestSerializer(serializers.Serializer):
+    agentIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    userId = serializers.CharField(required=False, allow_blank=True)
+
+
+class AgentRollbackRequestSerializer(serializers.Serializer):
+    version = serializers.IntegerField(min_value=1)
+    userId = serializers.CharField(required=False, allow_blank=True)

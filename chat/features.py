@@ -1,0 +1,167 @@
+"""Feature configuration (SPEC.md features, CONTRACT §6): the shape check of a `features` object
+and the merge of the site-wide configuration with a chat app's.
+
+Plain Python with no Django or API imports, so that chat apps (Admin API and Django admin), the
+site configuration and converse all check and resolve features the same way.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+KNOWN_FEATURES = (
+    "tags",
+    "instructionAugmentation",
+    "entity",
+    "verifyResponse",
+    "traces",
+    "sessionInsights",
+    "fileUpload",
+    "suggestions",
+    "chatDisclaimerNotice",
+    "promptInputFieldLabel",
+)
+TAG_LISTS = ("tagsEnabled", "tagsProhibited", "tagsDisabled")
+REPROMPT_THRESHOLDS = ("B", "C", "F")
+# Features that are an `{enabled, ...}` object whose other keys are kept as sent.
+_SWITCHES = ("traces", "sessionInsights", "fileUpload", "suggestions")
+# Features that are a text shown in the chat UI, or an object carrying it.
+_TEXTS = ("chatDisclaimerNotice", "promptInputFieldLabel")
+
+
+class InvalidFeatures(ValueError):
+    """A features object that breaks a rule; `path` is relative to it (e.g. `tags.tagsEnabled[0].tag`)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+        self.message = message
+
+
+def _enabled(value: Any, path: str, *, required: bool = True) -> None:
+    if not isinstance(value, dict):
+        raise InvalidFeatures(path, "must be an object")
+    if "enabled" not in value:
+        if required:
+            raise InvalidFeatures(f"{path}.enabled", "is required and must be a boolean")
+    elif not isinstance(value["enabled"], bool):
+        raise InvalidFeatures(f"{path}.enabled", "must be a boolean")
+
+
+def _optional_string(value: dict[str, Any], key: str, path: str) -> None:
+    if value.get(key) is not None and not isinstance(value[key], str):
+        raise InvalidFeatures(f"{path}.{key}", "must be a string")
+
+
+def _check_tags(value: Any) -> None:
+    _enabled(value, "tags")
+    for key in TAG_LISTS:
+        refs = value.get(key)
+        if refs is None:
+            continue
+        if not isinstance(refs, list):
+            raise InvalidFeatures(f"tags.{key}", "must be a list of {tag, scope}")
+        for index, ref in enumerate(refs):
+            where = f"tags.{key}[{index}]"
+            if not isinstance(ref, dict):
+                raise InvalidFeatures(where, "must be an object {tag, scope}")
+            for part in ("tag", "scope"):
+                if not isinstance(ref.get(part), str) or not ref[part]:
+                    raise InvalidFeatures(f"{where}.{part}", "is required and must be a non-empty string")
+
+
+def _check_entity(value: Any) -> None:
+    _enabled(value, "entity")
+    _optional_string(value, "attributeName", "entity")
+    _optional_string(value, "displayNameSingular", "entity")
+    # SPEC.md rule 2 of directives: the entity is read from the user's custom data at this name.
+    if value["enabled"] and not value.get("attributeName"):
+        raise InvalidFeatures("entity.attributeName", "is required when the entity feature is enabled")
+
+
+def _check_verify_response(value: Any) -> None:
+    _enabled(value, "verifyResponse")
+    threshold = value.get("autoRepromptThreshold")
+    if threshold is not None and threshold not in REPROMPT_THRESHOLDS:
+        raise InvalidFeatures("verifyResponse.autoRepromptThreshold", f"must be one of {', '.join(REPROMPT_THRESHOLDS)}")
+
+
+def _check_text(value: Any, name: str) -> None:
+    if isinstance(value, str):
+        return
+    if not isinstance(value, dict):
+        raise InvalidFeatures(name, "must be a string or an object")
+    _enabled(value, name, required=False)
+    for key, item in value.items():
+        if key != "enabled" and item is not None and not isinstance(item, str):
+            raise InvalidFeatures(f"{name}.{key}", "must be a string")
+
+
+def validate_features(value: Any) -> dict[str, Any]:
+    """The features object as given, when every known feature has a valid shape.
+
+    Raises InvalidFeatures naming the first offending path. Unknown feature names are refused,
+    because a misspelt feature would otherwise be silently off.
+    """
+    if not isinstance(value, dict):
+        raise InvalidFeatures("", "must be an object")
+    for name, feature in value.items():
+        if name not in KNOWN_FEATURES:
+            raise InvalidFeatures(name, f"is not a known feature (known: {', '.join(KNOWN_FEATURES)})")
+        if name == "tags":
+            _check_tags(feature)
+        elif name == "instructionAugmentation":
+            _enabled(feature, name)
+        elif name == "entity":
+            _check_entity(feature)
+        elif name == "verifyResponse":
+            _check_verify_response(feature)
+        elif name in _SWITCHES:
+            _enabled(feature, name)
+        else:
+            _check_text(feature, name)
+    return value
+
+
+def _is_on(feature: Any) -> bool:
+    return isinstance(feature, dict) and feature.get("enabled") is True
+
+
+def resolve_features(*, site: dict[str, Any], app: dict[str, Any]) -> dict[str, Any]:
+    """The features in force for a chat app (CONTRACT §6). Both inputs are already valid.
+
+    - `tags`: enabled only when enabled site-wide AND in the app. `tagsEnabled` and `tagsDisabled`
+      are the app's; `tagsProhibited` is the site's plus any the app adds (it can only narrow).
+    - `instructionAugmentation`: enabled only when enabled site-wide and not switched off by the
+      app (`enabled: false`); an app that does not mention it follows the site.
+    - every other feature: the app's value over the site's. Two objects merge key by key (the
+      app's keys win, so an app can switch off a site feature and keep its settings); otherwise
+      the app's value replaces the site's. A feature neither mentions is absent.
+    """
+    resolved: dict[str, Any] = {}
+    for name in KNOWN_FEATURES:
+        site_value, app_value = site.get(name), app.get(name)
+        if name == "tags":
+            if site_value is None and app_value is None:
+                continue
+            site_tags, app_tags = site_value or {}, app_value or {}
+            resolved[name] = {
+                "enabled": _is_on(site_tags) and _is_on(app_tags),
+                "tagsEnabled": list(app_tags.get("tagsEnabled") or []),
+                "tagsDisabled": list(app_tags.get("tagsDisabled") or []),
+                "tagsProhibited": [*(site_tags.get("tagsProhibited") or []), *(app_tags.get("tagsProhibited") or [])],
+            }
+        elif name == "instructionAugmentation":
+            if site_value is None and app_value is None:
+                continue
+            switched_off = isinstance(app_value, dict) and app_value.get("enabled") is False
+            resolved[name] = {**(site_value or {}), **(app_value or {}), "enabled": _is_on(site_value) and not switched_off}
+        elif app_value is None:
+            if site_value is not None:
+                resolved[name] = site_value
+        elif isinstance(site_value, dict) and isinstance(app_value, dict):
+            resolved[name] = {**site_value, **app_value}
+        else:
+            resolved[name] = app_value
+    return copy.deepcopy(resolved)  # callers may adjust the result; the site configuration stays put
