@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from rest_framework import serializers
 
-from chat.models import ChatApp, ChatUser
+from agents.models import AgentDefinition
+from chat.models import ChatApp, ChatUser, TestType
 from chat.serializers import validate_chat_app
 from chatplatform.api.errors import Code, NotFound
+from tools.models import ToolDefinition
+
+# SPEC.md Limits: test agents and tools (`testType: mock`) are deleted after one day.
+MOCK_RECORD_LIFETIME = timedelta(days=1)
 
 
 def user_get_or_create(*, user_id: str) -> ChatUser:
@@ -73,3 +80,27 @@ def chat_app_delete(*, chat_app_id: str) -> None:
     deleted, _ = ChatApp.objects.filter(chat_app_id=chat_app_id).delete()
     if not deleted:
         raise NotFound(f"chat app {chat_app_id} not found", code=Code.INVALID_CHAT_APP_ID)
+
+
+def mock_records_cleanup(*, older_than: timedelta = MOCK_RECORD_LIFETIME, dry_run: bool = False) -> dict[str, list[str]]:
+    """Delete `testType: mock` chat apps, agents and tools created more than `older_than` ago.
+
+    Chat apps go first: they hold their agent (PROTECT). A mock agent still used by a chat app
+    that is not deleted with it is kept, and a later run takes it once that app is gone.
+    Returns the ids deleted (with `dry_run`, the ids that would be) per kind.
+    """
+    cutoff = timezone.now() - older_than
+    with transaction.atomic():
+        app_ids = list(ChatApp.objects.filter(test_type=TestType.MOCK, create_date__lt=cutoff).values_list("chat_app_id", flat=True))
+        kept_apps = ChatApp.objects.exclude(chat_app_id__in=app_ids)
+        agent_ids = list(
+            AgentDefinition.objects.filter(test_type=TestType.MOCK, created_at__lt=cutoff)
+            .exclude(agent_id__in=kept_apps.values("agent_id"))
+            .values_list("agent_id", flat=True)
+        )
+        tool_ids = list(ToolDefinition.objects.filter(test_type=TestType.MOCK, created_at__lt=cutoff).values_list("tool_id", flat=True))
+        if not dry_run:
+            ChatApp.objects.filter(chat_app_id__in=app_ids).delete()
+            AgentDefinition.objects.filter(agent_id__in=agent_ids).delete()
+            ToolDefinition.objects.filter(tool_id__in=tool_ids).delete()
+    return {"chatApps": sorted(app_ids), "agents": sorted(agent_ids), "tools": sorted(tool_ids)}

@@ -108,6 +108,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_json_widget",
     "channels",
+    "django_tasks",
     "chatplatform",
     "tools",
     "tags",
@@ -286,6 +287,9 @@ CHAT_MODEL_PRICES = _json_env(
 CHAT_SESSION_IDLE_MINUTES = _int_env("CHAT_SESSION_IDLE_MINUTES", 60, minimum=1)
 CHAT_TAG_CACHE_SECONDS = _int_env("CHAT_TAG_CACHE_SECONDS", 300, minimum=0)
 CHAT_SELECTION_TIMEOUT_SECONDS = _float_env("CHAT_SELECTION_TIMEOUT_SECONDS", 5.0)
+
+# Background work (CONTRACT §1): run in-process by default.
+TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
 
 LOGGING = {
     "version": 1,

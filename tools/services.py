@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from chatplatform.api.errors import ApiError
-from tools.models import ExecutionType, TestType, ToolDefinition
+from tools.models import ExecutionType, ToolDefinition
 from tools.serializers import model_values, stored_definition
 from tools.validation import REDACTED, VARIANT_FIELDS, Issue, ToolInvalid, clean_tool
 
@@ -104,10 +103,3 @@ def tool_delete(*, tool_id: str) -> bool:
     """Delete the tool; False when there was none."""
     deleted, _ = ToolDefinition.objects.filter(tool_id=tool_id).delete()
     return deleted > 0
-
-
-def tools_delete_stale_mocks(*, created_before: datetime) -> int:
-    """Delete `testType: mock` tools created before the cutoff (SPEC.md Limits: after one day;
-    CONTRACT §1 cleanup_mock_records). Uses the tool_mock_cleanup index. Returns how many."""
-    deleted, _ = ToolDefinition.objects.filter(test_type=TestType.MOCK, created_at__lt=created_before).delete()
-    return deleted

@@ -160,20 +160,3 @@ def test_the_listing_command_prints_the_local_functions() -> None:
     plain = StringIO()
     call_command("list_local_functions", stdout=plain)
     assert "local:current_time" in plain.getvalue()
-
-
-@pytest.mark.django_db
-def test_stale_mock_tools_are_deleted_and_others_kept() -> None:
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from tools.models import ToolDefinition
-    from tools.services import tools_delete_stale_mocks
-
-    old_mock, new_mock, old_real = ToolDefinitionFactory(test_type="mock"), ToolDefinitionFactory(test_type="mock"), ToolDefinitionFactory()
-    ToolDefinition.objects.filter(pk__in=[old_mock.pk, old_real.pk]).update(created_at=timezone.now() - timedelta(days=2))
-
-    assert tools_delete_stale_mocks(created_before=timezone.now() - timedelta(days=1)) == 1
-
-    assert set(ToolDefinition.objects.values_list("pk", flat=True)) == {new_mock.pk, old_real.pk}
