@@ -223,7 +223,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "chatplatform.api.exceptions.handle",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "chatplatform.api.negotiation.SingleRendererNegotiation",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "chatplatform.api.schema.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -31,26 +30,6 @@ from directives.serializers import (
 )
 
 _TOKEN_KIND = "directives.search"
-
-
-class _DeleteBodySchema(AutoSchema):
-    """drf-spectacular documents request bodies of POST, PUT and PATCH only; SPEC.md's DELETE of a
-    directive names it in the body, so document that body too."""
-
-    def _get_request_body(self, direction: str = "request") -> Any:
-        if self.method != "DELETE":
-            return super()._get_request_body(direction)
-        self.method = "POST"
-        try:
-            return super()._get_request_body(direction)
-        finally:
-            self.method = "DELETE"
-
-
-def _with_delete_body(view_method: Any) -> Any:
-    # extend_schema builds its schema class on the one found on the method: put ours there.
-    view_method.schema = _DeleteBodySchema
-    return view_method
 
 
 def _stamp(request: Request, user_id: str | None) -> str:
@@ -106,7 +85,6 @@ class SemanticDirectiveAdminViewSet(AdminApiViewSet):
         responses=inline_serializer("SemanticDirectiveDeleteResponse", {"success": serializers.BooleanField()}),
         description="Delete the directive named by {scope, id} (or scopeType + scopeValue + id); 404 NOT_FOUND when absent.",
     )
-    @_with_delete_body
     def destroy(self, request: Request) -> Response:
         body = DirectiveBodySerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -43,24 +42,8 @@ def _search_response(page: selectors.Page, *, include_instructions: bool) -> Res
     return ok(**fields)
 
 
-class BodyOnDeleteSchema(AutoSchema):
-    """SPEC.md's `DELETE /api/chat-admin/tagdef` carries a JSON body; drf-spectacular documents a
-    request body only for PUT, PATCH and POST, so DELETE borrows POST's handling."""
-
-    def _get_request_body(self, direction: str = "request") -> Any:
-        if self.method != "DELETE":
-            return super()._get_request_body(direction)
-        self.method = "POST"
-        try:
-            return super()._get_request_body(direction)
-        finally:
-            self.method = "DELETE"
-
-
 class TagDefinitionAdminViewSet(AdminApiViewSet):
     """`/api/chat-admin/tagdef` and its search, cache clearing and IaC batch."""
-
-    schema = BodyOnDeleteSchema()
 
     rate_scope = "tagdef-admin"  # CONTRACT §10: 100 per minute, more specific than the Admin API's
     admin_denied_message = "insufficient permissions to manage tag definitions: admin privileges are required"

@@ -4,6 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+
+
+class AutoSchema(SpectacularAutoSchema):
+    """SPEC.md's DELETE endpoints of tag definitions and directives carry a JSON body;
+    drf-spectacular documents request bodies for POST, PUT and PATCH only, so DELETE borrows
+    POST's handling."""
+
+    def _get_request_body(self, direction: str = "request") -> Any:
+        if self.method != "DELETE":
+            return super()._get_request_body(direction)
+        self.method = "POST"
+        try:
+            return super()._get_request_body(direction)
+        finally:
+            self.method = "DELETE"
+
 ERROR_ENVELOPE = {
     "type": "object",
     "description": "SPEC.md failure envelope. `code` is one of the codes in docs/api.md.",
