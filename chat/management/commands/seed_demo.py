@@ -1,30 +1,180 @@
-"""`python manage.py seed_demo`: the demo data set of `make run` (CONTRACT §1). Safe to re-run."""
+"""`python manage.py seed_demo`: the demo data set of `make run` (CONTRACT §1). Safe to re-run.
+
+Everything is written through the same services as the Admin API, so the demo data obeys the
+same rules as anything an operator creates.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.core.management.base import BaseCommand
+from django.db import transaction
 
+from agents.services import agent_upsert
 from chat.models import ChatUser, UserType
+from chat.services import chat_app_upsert
+from directives.services import directive_upsert
+from tags.serializers import TagDefinitionSerializer
+from tags.services import tag_upsert
+from tools.registry import get_function
+from tools.services import tool_upsert
 
 DEMO_ADMIN = "admin"
 DEMO_PASSWORD = "admin-demo"
+SEEDED_BY = "seed_demo"
+
+WORD_COUNT_CODE = """async (event, params) => {
+  const words = params.text.trim().split(/\\s+/).filter(Boolean);
+  return { words: words.length, characters: params.text.length };
+}"""
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "toolId": "current-time@1",
+        "executionType": "function",
+        "name": "current_time",
+        "displayName": "Current time",
+        "description": "Tells the current date and time in a timezone.",
+        "supportedAgentFrameworks": ["hosted"],
+        "functionArn": "local:current_time",
+        "functionSchema": [get_function("current_time").function_definition()],
+        "executionTimeout": 5,
+    },
+    {
+        "toolId": "word-count@1",
+        "executionType": "inline",
+        "name": "word_count",
+        "displayName": "Word count",
+        "description": "Counts the words and characters of a text.",
+        "supportedAgentFrameworks": ["hosted"],
+        "code": WORD_COUNT_CODE,
+        "functionSchema": [
+            {
+                "name": "word_count",
+                "description": "Counts the words and characters of a text.",
+                "parameters": {"text": {"type": "string", "description": "The text to count", "required": True}},
+            }
+        ],
+        "executionTimeout": 2,
+    },
+]
+
+AGENT = {
+    "agentId": "demo-assistant",
+    "basePrompt": (
+        "You are the {{company.name}} demo assistant. You are talking to {{user.firstName}} "
+        "({{user.email}}). Answer briefly and helpfully.\n\n{{tag-instructions}}"
+    ),
+    "toolIds": [tool["toolId"] for tool in TOOLS],
+    "foundationModel": "offline",
+}
+
+CHAT_APP = {
+    "chatAppId": "demo",
+    "title": "Demo chat",
+    "description": "Talks to the demo assistant (the offline model: it echoes, no network).",
+    "agentId": AGENT["agentId"],
+    "enabled": True,
+    "features": {
+        "tags": {"enabled": True, "tagsEnabled": [{"scope": "demo", "tag": "weather-card"}]},
+        "instructionAugmentation": {"enabled": True},
+        "promptInputFieldLabel": "Ask the demo assistant",
+    },
+}
+
+TAG_DEFINITIONS: list[dict[str, Any]] = [
+    {
+        "scope": "demo",
+        "tag": "chart",
+        "usageMode": "global",
+        "status": "enabled",
+        "widget": {"type": "built-in", "builtInType": "chart"},
+        "renderingContexts": {"inline": True, "canvas": True},
+        "canBeGeneratedByLlm": True,
+        "canBeGeneratedByTool": True,
+        "description": "A chart drawn from a JSON series.",
+        "llmInstructionsMd": 'To show numbers as a chart, write `<demo.chart>{"labels": [...], "values": [...]}</demo.chart>`.',
+    },
+    {
+        "scope": "demo",
+        "tag": "weather-card",
+        "usageMode": "chat-app",
+        "status": "enabled",
+        "widget": {"type": "web-component", "webComponent": {"url": "https://cdn.example.com/{{stage}}/weather-card.js"}},
+        "renderingContexts": {"inline": {"enabled": True}, "spotlight": {"enabled": True, "displayOrder": 1}},
+        "canBeGeneratedByLlm": True,
+        "canBeGeneratedByTool": False,
+        "description": "A weather card for one city.",
+        "llmInstructions": [
+            {"type": "line", "text": 'To show the weather of a city, write <demo.weather-card city="Paris"></demo.weather-card>.'},
+            {"type": "block", "title": "Rules", "lines": [{"type": "line", "text": "One card per city."}]},
+        ],
+    },
+    {
+        "scope": "demo",
+        "tag": "citation",
+        "usageMode": "global",
+        "status": "disabled",
+        "widget": {"type": "pass-through"},
+        "renderingContexts": {"inline": True},
+        "canBeGeneratedByLlm": False,
+        "canBeGeneratedByTool": True,
+        "description": "Marks a quoted source (disabled in the demo).",
+    },
+]
+
+DIRECTIVES: list[dict[str, Any]] = [
+    {
+        "scopeType": "chatapp",
+        "scopeValue": CHAT_APP["chatAppId"],
+        "id": "greet-by-first-name",
+        "description": "When the user greets the assistant or says hello.",
+        "instructions": "Greet the user by their first name.",
+    },
+    {
+        "scopeType": "agent",
+        "scopeValue": AGENT["agentId"],
+        "id": "metric-units",
+        "description": "When the answer involves temperatures, distances or weights.",
+        "instructions": "Use metric units (Celsius, kilometres, kilograms).",
+    },
+    {
+        "scopeType": "tool",
+        "scopeValue": "word-count@1",
+        "id": "count-before-judging-length",
+        "description": "When the user asks whether a text is too long or short.",
+        "instructions": "Call word_count before judging the length of a text.",
+    },
+]
 
 
 class Command(BaseCommand):
     help = "Load the demo data set (admin user, chat app, agent, tools, tags, directives) and print the admin login."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        admin, created = ChatUser.objects.get_or_create(
-            user_id=DEMO_ADMIN, defaults={"is_staff": True, "is_superuser": True, "user_type": UserType.INTERNAL}
-        )
-        if created:
-            admin.set_password(DEMO_PASSWORD)
-            admin.save()
+        with transaction.atomic():
+            admin, created = ChatUser.objects.get_or_create(
+                user_id=DEMO_ADMIN, defaults={"is_staff": True, "is_superuser": True, "user_type": UserType.INTERNAL}
+            )
+            if created:
+                admin.set_password(DEMO_PASSWORD)
+                admin.save()
+            for tool in TOOLS:
+                tool_upsert(tool=tool, user_id=SEEDED_BY)
+            agent_upsert(data=AGENT, user_id=SEEDED_BY)
+            chat_app_upsert(data=CHAT_APP)
+            for definition in TAG_DEFINITIONS:
+                serializer = TagDefinitionSerializer(data=definition)
+                serializer.is_valid(raise_exception=True)
+                tag_upsert(definition=serializer.validated_data, user_id=SEEDED_BY)
+            for directive in DIRECTIVES:
+                directive_upsert(data=directive, user_id=SEEDED_BY)
+
         self.stdout.write(
-            f"Django admin: http://127.0.0.1:8000/admin/  login {DEMO_ADMIN} / {DEMO_PASSWORD}"
-            if created
-            else f"Django admin: http://127.0.0.1:8000/admin/  login {DEMO_ADMIN} (password unchanged)"
+            f"Demo data: chat app {CHAT_APP['chatAppId']!r}, agent {AGENT['agentId']!r}, {len(TOOLS)} tools, "
+            f"{len(TAG_DEFINITIONS)} tag definitions, {len(DIRECTIVES)} directives."
         )
-        self.stdout.write("Bearer token: python manage.py issue_token demo-user")
+        login = f"login {DEMO_ADMIN} / {DEMO_PASSWORD}" if created else f"login {DEMO_ADMIN} (password unchanged)"
+        self.stdout.write(f"Django admin: http://127.0.0.1:8000/admin/  {login}")
+        self.stdout.write("Bearer token: .venv/bin/python manage.py issue_token demo-user")

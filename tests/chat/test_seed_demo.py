@@ -1,0 +1,39 @@
+"""`seed_demo` (CONTRACT §1): the demo data set, loadable twice, visible through the APIs."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+pytestmark = pytest.mark.django_db
+
+
+def seed() -> str:
+    out = StringIO()
+    call_command("seed_demo", stdout=out)
+    return out.getvalue()
+
+
+def test_demo_data_is_served_by_the_apis_and_reloading_changes_nothing(user_client, admin_client):
+    assert "login admin / admin-demo" in seed()
+    agent_version = admin_client.get("/api/chat-admin/agent/demo-assistant").json()["agent"]["version"]
+    assert "password unchanged" in seed()
+
+    assert [app["chatAppId"] for app in user_client.get("/api/chat/chat-apps").json()["chatApps"]] == ["demo"]
+    agent = admin_client.get("/api/chat-admin/agent/demo-assistant").json()["agent"]
+    assert agent["version"] == agent_version
+    assert agent["foundationModel"] == "offline"
+    tools = admin_client.post("/api/chat-admin/tools/search", {"toolIds": agent["toolIds"]}, format="json").json()["tools"]
+    assert {tool["executionType"] for tool in tools} == {"function", "inline"}
+    tags = user_client.post("/api/chat/tagdef/search", {}, format="json").json()["tagDefinitions"]
+    assert {tag["tag"] for tag in tags} == {"chart", "weather-card"}
+    directives = admin_client.post("/api/chat-admin/semantic-directive/search", {}, format="json").json()["semanticDirectives"]
+    assert len(directives) == 3
+
+
+def test_demo_admin_logs_in_to_the_django_admin(client):
+    seed()
+    assert client.login(username="admin", password="admin-demo")
+    assert client.get("/admin/agents/agentdefinition/").status_code == 200
