@@ -52,6 +52,16 @@ class ChatUserManager(BaseUserManager["ChatUser"]):
         fields.update(is_staff=True, is_superuser=True, user_type=UserType.INTERNAL)
         return self.create_user(user_id, password, **fields)
 
+    def _from_cache(self, key: str) -> ChatUser | None:
+        try:
+            values = cache.get(key)
+        except Exception:  # unreadable (written by another release): a miss
+            return None
+        attnames = [f.attname for f in self.model._meta.concrete_fields]
+        if not isinstance(values, dict) or list(values) != attnames:  # fields of another release: a miss
+            return None
+        return self.model.from_db(self.db, attnames, list(values.values()))
+
     def sync_from_claims(self, claims: dict[str, Any]) -> ChatUser:
         """The user a verified token names: created on first sight, refreshed when claims change."""
         values = {field: claims[claim] for claim, field in _CLAIM_FIELDS.items() if claim in claims}
@@ -62,12 +72,13 @@ class ChatUserManager(BaseUserManager["ChatUser"]):
         if not isinstance(values.get("roles", []), list):
             values.pop("roles")
         key = _user_cache_key(claims["sub"])
-        user = cache.get(key)
+        user = self._from_cache(key)
         if user is None:
             user, created = self.get_or_create(user_id=claims["sub"], defaults={**values, "password": "!"})
             if created:
                 return user
-            cache.set(key, user, USER_CACHE_SECONDS)
+            # Field values, not the instance: a pickled model of another release may not load.
+            cache.set(key, {f.attname: getattr(user, f.attname) for f in user._meta.concrete_fields}, USER_CACHE_SECONDS)
         changed = [field for field, value in values.items() if getattr(user, field) != value]
         if changed:
             for field in changed:

@@ -413,7 +413,7 @@ def _tool(spec: ToolSpec, durations: dict[str, float]) -> Tool[Any]:
         except TimeoutError as exc:
             raise ToolFailed(f"the tool did not answer within {spec.timeout:g} s" if spec.timeout else _describe(exc)) from exc
         except Exception as exc:
-            # ToolFailed (not a raise) keeps the run going: the model reads the error as the tool's result.
+            # Re-raised as ToolFailed, the run goes on: the model reads the error as the tool's result (CONTRACT §7).
             logger.info("tool %s failed: %s", spec.name, _describe(exc))
             raise ToolFailed(_describe(exc)) from exc
         finally:
@@ -435,8 +435,11 @@ def _usage(run_usage: RunUsage) -> Usage:
 
 
 def _model_error(exc: Exception, model: str) -> ModelError:
-    status = exc.status_code if isinstance(exc, ModelHTTPError) else None
-    return ModelError(f"{model}: {exc}", status_code=status)
+    if isinstance(exc, AgentRunError | UserError):
+        return ModelError(f"{model}: {exc}", status_code=exc.status_code if isinstance(exc, ModelHTTPError) else None)
+    # Not every SDK failure is mapped by pydantic-ai (e.g. botocore's NoCredentialsError): still the provider's.
+    logger.warning("%s failed with an unmapped error", model, exc_info=exc)
+    return ModelError(f"{model}: {_describe(exc)}")
 
 
 def _agent(model: Model, system_prompt: str, tools: list[Tool[Any]] | None = None) -> Agent[None, str]:
@@ -528,7 +531,7 @@ async def stream_reply(
         except UsageLimitExceeded:
             # Raised before the request after the max_round_trips-th; the last response's tool calls did run.
             limit_reached = True
-        except (AgentRunError, UserError) as exc:
+        except Exception as exc:  # tools never raise here (see _tool): what is left is the provider's or pydantic-ai's
             raise _model_error(exc, str(ref)) from exc
         usage = _usage(run.usage)
     if limit_reached:
@@ -546,8 +549,8 @@ async def complete(*, model: str, system_prompt: str, prompt: str, timeout: floa
     try:
         async with asyncio.timeout(timeout):
             result = await agent.run(prompt)
-    except (AgentRunError, UserError) as exc:
-        raise _model_error(exc, str(ref)) from exc
     except TimeoutError as exc:
         raise ModelError(f"{ref}: no answer within {timeout:g} s") from exc
+    except Exception as exc:
+        raise _model_error(exc, str(ref)) from exc
     return Completion(text=result.output, usage=_usage(result.usage))

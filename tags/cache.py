@@ -7,6 +7,7 @@ cache when REDIS_URL is set) stops reading the old entries at once; they expire 
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -15,6 +16,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
+logger = logging.getLogger("tags.cache")
+
+# Values kept here are plain data (str, bytes, bool, tuples, lists, dicts): never a project class,
+# whose pickle a later release might not be able to load.
 GENERATION_KEY = "tags:generation"
 T = TypeVar("T")
 
@@ -44,17 +49,22 @@ def invalidate() -> None:
     transaction.on_commit(_new_generation)
 
 
-def cached(name: str, compute: Callable[[], T]) -> T:
+def cached(name: str, compute: Callable[[], T], *, keep: Callable[[T], bool] | None = None) -> T:
     """`compute()` memoised under `name` for CHAT_TAG_CACHE_SECONDS (0 turns the cache off).
+    A value for which `keep` says False is returned but not stored (a `dontCacheThis` read).
 
     The generation is read before `compute` runs: rows read before a write commits are stored
     under a generation that the write's after-commit invalidation replaces, so no reader sees them.
     """
     key = f"tags:{generation()}:{name}"
-    hit: Any = cache.get(key)
+    try:
+        hit: Any = cache.get(key)
+    except Exception:  # an entry this build cannot read (written by another release): a miss
+        logger.warning("unreadable tag cache entry %s; recomputing", key, exc_info=True)
+        hit = None
     if hit is not None:
         return hit
     value = compute()
-    if settings.CHAT_TAG_CACHE_SECONDS > 0:
+    if settings.CHAT_TAG_CACHE_SECONDS > 0 and (keep is None or keep(value)):
         cache.set(key, value, timeout=settings.CHAT_TAG_CACHE_SECONDS)
     return value

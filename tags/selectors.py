@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from chatplatform.api.errors import InvalidRequest
 from chatplatform.api.pagination import decode_token, encode_token
+from chatplatform.api.views import encode_ok
 from tags import cache
 from tags.instructions import instruction_text
 from tags.models import TagDefinition, TagStatus, UsageMode
+from tags.serializers import render_many
 
 PAGE_SIZE = 100  # SPEC.md Limits: tag definition search page
 ADMIN_TOKENS = "tagdef-admin"
@@ -43,49 +46,47 @@ def _page(rows: list[TagDefinition], kind: str) -> Page:
     return Page(rows[:PAGE_SIZE], encode_token({"scope": last.scope, "tag": last.tag}, kind=kind))
 
 
+def _keyset(rows: QuerySet[TagDefinition], after: tuple[str, str] | None) -> QuerySet[TagDefinition]:
+    if after is None:
+        return rows
+    scope, tag = after
+    # `scope >= s` lets the database range-scan the index; the OR then skips the rows of s up to t.
+    return rows.filter(scope__gte=scope).filter(Q(scope__gt=scope) | Q(tag__gt=tag))
+
+
 def tags_admin_search(*, pagination_token: Any = None) -> Page:
     """Every definition, any status, by (scope, tag); keyset pagination on the unique index."""
-    rows = TagDefinition.objects.order_by("scope", "tag")
-    after = _after(pagination_token, ADMIN_TOKENS)
-    if after is not None:
-        scope, tag = after
-        # `scope >= s` lets the database range-scan the index; the OR then skips the rows of s up to t.
-        rows = rows.filter(scope__gte=scope).filter(Q(scope__gt=scope) | Q(tag__gt=tag))
+    rows = _keyset(TagDefinition.objects.order_by("scope", "tag"), _after(pagination_token, ADMIN_TOKENS))
     return _page(list(rows[: PAGE_SIZE + 1]), ADMIN_TOKENS)
 
 
-def _sort_key(definition: TagDefinition) -> tuple[str, str]:
-    return definition.scope, definition.tag
+def tags_enabled_search(*, pagination_token: Any = None, include_instructions: bool) -> bytes:
+    """The chat search's answer: `status: enabled` only, by (scope, tag) (index tagdef_status_scope_tag).
 
-
-def _load_enabled() -> dict[str, Any]:
-    rows = sorted(TagDefinition.objects.filter(status=TagStatus.ENABLED), key=_sort_key)
-    return {
-        "rows": [row for row in rows if not row.dont_cache_this],
-        "has_uncached": any(row.dont_cache_this for row in rows),
-    }
-
-
-def enabled_tag_definitions() -> list[TagDefinition]:
-    """Every `status: enabled` definition, by (scope, tag), from the tag cache.
-
-    Definitions with `dontCacheThis` are never kept in the cache: when any exists, they are read
-    from the database on each call (SPEC.md Limits). Sorted in Python, so the chat search's keyset
-    order is the same whichever collation the database uses.
+    Each page is kept in the tag cache as its encoded answer (a hit is one cache read, nothing
+    decoded), except a page holding a `dontCacheThis` definition (SPEC.md Limits), which is read
+    from the database every time.
     """
-    entry = cache.cached("enabled", _load_enabled)
-    if not entry["has_uncached"]:
-        return list(entry["rows"])
-    fresh = list(TagDefinition.objects.filter(status=TagStatus.ENABLED, dont_cache_this=True))
-    return sorted([*entry["rows"], *fresh], key=_sort_key)
-
-
-def tags_enabled_search(*, pagination_token: Any = None) -> Page:
-    """The chat search: `status: enabled` only, by (scope, tag), served from the tag cache."""
-    rows = enabled_tag_definitions()
     after = _after(pagination_token, CHAT_TOKENS)
-    start = bisect_right([_sort_key(row) for row in rows], after) if after is not None else 0
-    return _page(rows[start : start + PAGE_SIZE + 1], CHAT_TOKENS)
+
+    def compute() -> tuple[bytes, bool]:
+        """The encoded answer, and whether it may be cached (no `dontCacheThis` on the page)."""
+        rows = _keyset(TagDefinition.objects.filter(status=TagStatus.ENABLED).order_by("scope", "tag"), after)
+        page = _page(list(rows[: PAGE_SIZE + 1]), CHAT_TOKENS)
+        body = encode_ok(**page_fields(render_many(page.definitions, include_instructions=include_instructions), page.pagination_token))
+        return body, not any(row.dont_cache_this for row in page.definitions)
+
+    position = ".".join(after) if after else "first"  # scope and tag hold no "." (SPEC.md character rule)
+    body, _ = cache.cached(f"chat-search:{position}:{include_instructions}", compute, keep=lambda value: value[1])
+    return body
+
+
+def page_fields(definitions: list[dict[str, Any]], pagination_token: str | None) -> dict[str, Any]:
+    """A search answer's fields: the page, and the token only when a next page exists."""
+    fields: dict[str, Any] = {"tagDefinitions": definitions}
+    if pagination_token:
+        fields["paginationToken"] = pagination_token
+    return fields
 
 
 def _tags_feature(features: Any) -> dict[str, Any]:
@@ -115,9 +116,9 @@ def tags_usable_by(*, site_features: dict[str, Any], app_features: dict[str, Any
     disabled = _references(app.get("tagsDisabled"))
     enabled = _references(app.get("tagsEnabled"))
     usable = []
-    for definition in enabled_tag_definitions():
-        key = _sort_key(definition)
-        if definition.status != TagStatus.ENABLED or key in prohibited:
+    for definition in TagDefinition.objects.filter(status=TagStatus.ENABLED).order_by("scope", "tag"):
+        key = (definition.scope, definition.tag)
+        if key in prohibited:
             continue
         if (definition.usage_mode == UsageMode.GLOBAL and key not in disabled) or (
             definition.usage_mode == UsageMode.CHAT_APP and key in enabled
@@ -134,12 +135,24 @@ def context_enabled(definition: TagDefinition, context: str) -> bool:
 def instructions_for(*, site_features: dict[str, Any], app_features: dict[str, Any]) -> str:
     """The tag instructions of a chat app's system prompt (CONTRACT §7): for each usable tag the
     model may emit inline, its Markdown instructions inside `<tag-instructions type="scope.tag">`,
-    separated by blank lines. Empty when there is none."""
-    parts = []
-    for definition in tags_usable_by(site_features=site_features, app_features=app_features):
-        if not definition.can_be_generated_by_llm or not context_enabled(definition, "inline"):
-            continue
-        text = instruction_text(definition)
-        if text:
-            parts.append(f'<tag-instructions type="{definition.scope}.{definition.tag}">\n{text}\n</tag-instructions>')
-    return "\n\n".join(parts)
+    separated by blank lines. Empty when there is none.
+
+    Kept in the tag cache per tags configuration (a turn reads it on every message), unless one of
+    the definitions it uses is `dontCacheThis`.
+    """
+    site, app = _tags_feature(site_features), _tags_feature(app_features)
+    fingerprint = hashlib.sha256(json.dumps([site, app], sort_keys=True, default=str).encode()).hexdigest()
+
+    def compute() -> tuple[str, bool]:
+        parts, cacheable = [], True
+        for definition in tags_usable_by(site_features=site_features, app_features=app_features):
+            if not definition.can_be_generated_by_llm or not context_enabled(definition, "inline"):
+                continue
+            cacheable = cacheable and not definition.dont_cache_this
+            text = instruction_text(definition)
+            if text:
+                parts.append(f'<tag-instructions type="{definition.scope}.{definition.tag}">\n{text}\n</tag-instructions>')
+        return "\n\n".join(parts), cacheable
+
+    text, _ = cache.cached(f"instructions:{fingerprint}", compute, keep=lambda value: value[1])
+    return text

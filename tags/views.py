@@ -3,15 +3,14 @@ definitions"; CONTRACT §5, §8, §10). The views parse, call a service or selec
 
 from __future__ import annotations
 
-from typing import Any
-
+from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chatplatform.api.permissions import acting_user_id
-from chatplatform.api.views import AdminApiViewSet, ApiViewSet, ok
+from chatplatform.api.views import AdminApiViewSet, ApiViewSet, ok, ok_encoded
 from chatplatform.iac import check_stage, decode_batch
 from tags import selectors, services
 from tags.serializers import (
@@ -33,13 +32,6 @@ _SEARCH_RESPONSE = inline_serializer(
         "paginationToken": serializers.CharField(required=False, help_text="Present when there is a next page."),
     },
 )
-
-
-def _search_response(page: selectors.Page, *, include_instructions: bool) -> Response:
-    fields: dict[str, Any] = {"tagDefinitions": render_many(page.definitions, include_instructions=include_instructions)}
-    if page.pagination_token:
-        fields["paginationToken"] = page.pagination_token
-    return ok(**fields)
 
 
 class TagDefinitionAdminViewSet(AdminApiViewSet):
@@ -89,7 +81,8 @@ class TagDefinitionAdminViewSet(AdminApiViewSet):
         body = TagDefinitionSearchRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         page = selectors.tags_admin_search(pagination_token=body.validated_data.get("paginationToken"))
-        return _search_response(page, include_instructions=body.validated_data["includeInstructions"])
+        definitions = render_many(page.definitions, include_instructions=body.validated_data["includeInstructions"])
+        return ok(**selectors.page_fields(definitions, page.pagination_token))
 
     @extend_schema(
         request=None,
@@ -140,8 +133,12 @@ class TagDefinitionChatViewSet(ApiViewSet):
         description="Only status enabled, served from the tag cache. Pages of 100 by (scope, tag). "
         "llmInstructionsMd and llmInstructions only with includeInstructions: true.",
     )
-    def search(self, request: Request) -> Response:
+    def search(self, request: Request) -> HttpResponse:
         body = TagDefinitionSearchRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        page = selectors.tags_enabled_search(pagination_token=body.validated_data.get("paginationToken"))
-        return _search_response(page, include_instructions=body.validated_data["includeInstructions"])
+        return ok_encoded(
+            selectors.tags_enabled_search(
+                pagination_token=body.validated_data.get("paginationToken"),
+                include_instructions=body.validated_data["includeInstructions"],
+            )
+        )

@@ -21,6 +21,7 @@ class AutoSchema(SpectacularAutoSchema):
         finally:
             self.method = "DELETE"
 
+
 ERROR_ENVELOPE = {
     "type": "object",
     "description": "SPEC.md failure envelope. `code` is one of the codes in docs/api.md.",

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, viewsets
 from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,6 +24,16 @@ from chatplatform.api.permissions import IsChatAdmin
 def ok(**fields: Any) -> Response:
     """A success envelope: `{success: true, <endpoint fields>}`."""
     return Response({"success": True, **fields})
+
+
+def encode_ok(**fields: Any) -> bytes:
+    """The success envelope encoded as the API encodes it, for answers kept in a cache."""
+    return JSONRenderer().render({"success": True, **fields})
+
+
+def ok_encoded(body: bytes) -> HttpResponse:
+    """An answer from `encode_ok`, sent as is (no decoding and re-encoding on a cache hit)."""
+    return HttpResponse(body, content_type="application/json")
 
 
 def client_address(request: Request) -> str:

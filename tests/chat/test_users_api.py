@@ -58,3 +58,22 @@ def test_user_search_limit_defaults_to_20_and_stops_at_100(admin_client):
     assert len(admin_client.post("/api/chat-admin/users/search", {"userIdPartial": "u", "limit": 25}, format="json").json()["users"]) == 25
     assert_error(admin_client.post("/api/chat-admin/users/search", {"limit": 101}, format="json"), 400, mentions="limit")
     assert_error(admin_client.post("/api/chat-admin/users/search", {"limit": 0}, format="json"), 400, mentions="limit")
+
+
+def test_a_cached_user_entry_of_another_release_is_ignored(user_client):
+    from django.core.cache import cache
+
+    assert user_client.get("/api/chat/user").status_code == 200
+    cache.set("chatuser:alice", {"user_id": "alice", "a_field_this_release_lacks": 1})
+    body = user_client.get("/api/chat/user").json()
+    assert body["user"]["userId"] == "alice"
+    cache.set("chatuser:alice", "not even a dict")
+    assert user_client.get("/api/chat/user").status_code == 200
+
+
+def test_an_admin_change_reaches_the_next_request_at_once(user_client):
+    assert user_client.get("/api/chat/user").status_code == 200  # now cached
+    user = ChatUser.objects.get(pk="alice")
+    user.is_active = False
+    user.save()
+    assert_error(user_client.get("/api/chat/user"), 401)

@@ -95,11 +95,18 @@ def test_malformed_list_entries_are_ignored(catalogue):
     assert usable(ON, app) == ["demo.global-off-in-app", "demo.global-on", "demo.prohibited"]
 
 
-def test_the_selector_reads_through_the_cache(catalogue, django_assert_num_queries):
-    usable(SITE, APP)
+def test_the_instructions_are_read_through_the_cache(catalogue, django_assert_num_queries):
+    first = instructions_for(site_features=SITE, app_features=APP)
     with django_assert_num_queries(0):
-        assert usable(SITE, APP) == ["demo.app-only", "demo.global-on"]
-        instructions_for(site_features=SITE, app_features=APP)
+        assert instructions_for(site_features=SITE, app_features=APP) == first
+
+
+def test_a_write_changes_the_cached_instructions(catalogue, admin_client):
+    before = instructions_for(site_features=SITE, app_features=APP)
+    TagDefinition.objects.filter(tag="global-on").update(llm_instructions_md="Brand new words.")
+    assert admin_client.post("/api/chat-admin/tagdef/clear-cache", format="json").status_code == 200
+    after = instructions_for(site_features=SITE, app_features=APP)
+    assert after != before and "Brand new words." in after
 
 
 def test_instructions_are_wrapped_per_tag_and_joined_by_blank_lines(db):
