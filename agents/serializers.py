@@ -16,13 +16,12 @@ from rest_framework import serializers
 
 from agents.models import AgentDefinition, AgentVersion, TestType
 from chatplatform.access import InvalidCondition, compile_condition
+from chatplatform.model_names import model_name_error
 from tools.models import LifecycleStatus, ToolDefinition
 from tools.selectors import function_names, tools_by_ids
 
 AGENT_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 AGENT_ID_RULE = "must be 1 to 128 letters, digits, hyphens or underscores"
-MODEL_PROVIDERS = ("openai", "anthropic", "bedrock")
-MODEL_RULE = "must be `offline` or `<provider>:<model>` with provider openai, anthropic or bedrock"
 CUSTOM_MAX_BYTES = 100 * 1024  # SPEC.md Limits: `custom` at most 100 KB serialized
 # Sent back by clients that post a definition they read; the service owns them (CONTRACT §5).
 SERVER_MANAGED_FIELDS = frozenset({"version", "createdBy", "lastModifiedBy", "createdAt", "updatedAt"})
@@ -87,11 +86,9 @@ def _object(value: Any, path: tuple[str | int, ...], allowed: frozenset[str] | N
 
 def check_model_name(value: str) -> str:
     """`offline`, or `<provider>:<model>` with a provider chatplatform.llm can reach (CONTRACT §7)."""
-    if value == "offline":
-        return value
-    provider, sep, model = value.partition(":")
-    if not sep or provider not in MODEL_PROVIDERS or not model.strip() or model != model.strip():
-        raise serializers.ValidationError(MODEL_RULE)
+    error = model_name_error(value)
+    if error is not None:
+        raise serializers.ValidationError(error)
     return value
 
 

@@ -53,6 +53,8 @@ from pydantic_ai import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage, RunUsage
 
+from chatplatform.model_names import ModelRef, parse_model
+
 if TYPE_CHECKING:
     from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
     from pydantic_ai.settings import ModelSettings
@@ -62,9 +64,6 @@ logger = logging.getLogger(__name__)
 # pydantic-ai prints a welcome banner on the first run in an interactive terminal; a server never wants it.
 pydantic_ai.BANNER_ENABLED = False
 
-PROVIDERS = ("offline", "openai", "anthropic", "bedrock")
-_ALLOWED_FORMS = "'offline', 'openai:<model>', 'anthropic:<model>' or 'bedrock:<model>'"
-_MODEL_ID = re.compile(r"\S{1,200}")
 # Placeholder key for OpenAI-compatible servers that need none (vLLM, Ollama, llama.cpp): the SDK refuses an empty key.
 _PLACEHOLDER_API_KEY = "not-set"
 # The offline model echoes at most this much of the message: it answers demos and tests, not essays.
@@ -87,17 +86,6 @@ class ModelError(Exception):
 
     def __str__(self) -> str:
         return self.message
-
-
-@dataclass(frozen=True)
-class ModelRef:
-    """A parsed model name: `provider` is one of PROVIDERS, `model` is empty for `offline`."""
-
-    provider: str
-    model: str = ""
-
-    def __str__(self) -> str:
-        return self.provider if self.provider == "offline" else f"{self.provider}:{self.model}"
 
 
 @dataclass(frozen=True)
@@ -195,35 +183,6 @@ class Cost:
     input_cost: float
     output_cost: float
     total_cost: float
-
-
-# --- Model names --------------------------------------------------------------------------------
-
-
-def model_name_error(name: str) -> str | None:
-    """Why `name` is not an accepted model name, or None when it is."""
-    if not isinstance(name, str) or not name:
-        return f"must be a model name: {_ALLOWED_FORMS}"
-    if name == "offline":
-        return None
-    provider, sep, model = name.partition(":")
-    if not sep or provider not in PROVIDERS or provider == "offline":
-        return f"'{name}' names no known provider; use {_ALLOWED_FORMS}"
-    # Model ids may themselves hold colons and slashes (Ollama's `llama3.1:8b`, Bedrock's `...-v1:0`, HF names).
-    if not _MODEL_ID.fullmatch(model):
-        return f"'{name}' needs a model id after '{provider}:' (1 to 200 characters, no spaces)"
-    return None
-
-
-def parse_model(name: str) -> ModelRef:
-    """`openai:gpt-4o` → ModelRef("openai", "gpt-4o"); raises ValueError with model_name_error's message."""
-    error = model_name_error(name)
-    if error is not None:
-        raise ValueError(error)
-    if name == "offline":
-        return ModelRef("offline")
-    provider, _, model = name.partition(":")
-    return ModelRef(provider, model)
 
 
 # --- Cost ---------------------------------------------------------------------------------------

@@ -111,7 +111,7 @@ def test_add_form_creates_version_one_with_history_and_stamps(staff, tools):
         ({"tool_ids": ["weather@1", "weather@2"]}, "both define function &#x27;get_weather&#x27;"),
         ({"access_rules": [{"effect": "allow", "condition": "user.userType =="}]}, "accessRules[0].condition: not a valid CEL expression"),
         ({"custom": {"blob": "x" * 102400}}, "custom: must be at most 100 KB"),
-        ({"foundation_model": "gpt-4o"}, "foundationModel: must be `offline` or"),
+        ({"foundation_model": "gpt-4o"}, "names no known provider"),
         ({"collaborators": [{"agentId": "helper", "instruction": "i", "historyRelay": "TO_AGENT"}]}, "own collaborator"),
         ({"agent_id": "has space"}, "agentId: must be 1 to 128 letters"),
     ],

@@ -1,0 +1,342 @@
+"""A scripted OpenAI-compatible model server on loopback, for tests and benchmarks.
+
+It speaks OpenAI's Chat Completions at `POST /v1/chat/completions` (JSON, and Server-Sent Events
+when the request has `stream: true`), so the real provider library runs between the code under
+test and the "model". Each request is answered by the next scripted `Reply` (or by a callable
+`reply(request_json) -> Reply`), and every request body is recorded so a test can assert what the
+model saw: system prompt, history, tools, tool results.
+
+It is uvicorn serving a small raw ASGI app on its own event loop in a daemon thread, so sync and
+async tests can both use it, and hundreds of concurrent streams cost one coroutine each (the
+converse benchmark opens 500).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+
+__all__ = ["OpenAIServer", "Reply", "ToolCall"]
+
+Scope = Mapping[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+ReplyScript = Sequence["Reply"] | Callable[[dict[str, Any]], "Reply"]
+
+_WORD = re.compile(r"\S+\s*|\s+")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the scripted model asks for; `arguments` is sent as JSON text."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str = field(default_factory=lambda: f"call_{uuid.uuid4().hex[:12]}")
+
+    @property
+    def arguments_json(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the scripted model answers to one request.
+
+    Text is streamed in `chunks` (default: one chunk per word, trailing whitespace kept, so the
+    chunks concatenate to `text`); tool calls are streamed as a name chunk then argument chunks.
+    A `status` other than 200 answers with `error` (default: an OpenAI-shaped error body) and
+    `headers` (e.g. `{"retry-after-ms": "1"}` to make the SDK's retries instant).
+    `first_token_delay` is slept before the first chunk, `token_delay` between chunks.
+    """
+
+    text: str = ""
+    tool_calls: Sequence[ToolCall] = ()
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+    status: int = 200
+    error: dict[str, Any] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    first_token_delay: float = 0.0
+    token_delay: float = 0.0
+    chunks: Sequence[str] | None = None
+
+    def text_chunks(self) -> list[str]:
+        if self.chunks is not None:
+            return list(self.chunks)
+        return _WORD.findall(self.text)
+
+    def error_body(self) -> dict[str, Any]:
+        if self.error is not None:
+            return self.error
+        return {"error": {"message": f"scripted failure ({self.status})", "type": "server_error", "param": None, "code": None}}
+
+
+class OpenAIServer:
+    """The server; a context manager (`with OpenAIServer() as server: server.base_url`).
+
+    `script(...)` sets the replies, `requests` holds the bodies received so far (a copy, oldest
+    first) and `headers` their headers. A request that finds the script exhausted is answered 500 and counted in `unscripted`,
+    so a test that under-scripts fails loudly instead of hanging.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self._headers: list[dict[str, str]] = []
+        self._script: list[Reply] = []
+        self._reply_fn: Callable[[dict[str, Any]], Reply] | None = None
+        self.unscripted = 0
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # --- scripting and inspection (called from the test's thread) ----------------------------
+
+    def script(self, replies: ReplyScript) -> None:
+        """Replace the script: a list consumed in order, or a callable asked for each request."""
+        with self._lock:
+            if callable(replies):
+                self._reply_fn, self._script = replies, []
+            else:
+                self._reply_fn, self._script = None, list(replies)
+
+    def reset(self) -> None:
+        """Forget the script and the recorded requests."""
+        with self._lock:
+            self._requests.clear()
+            self._headers.clear()
+            self._script.clear()
+            self._reply_fn = None
+            self.unscripted = 0
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def headers(self) -> list[dict[str, str]]:
+        """The headers of each recorded request (lower-case names), in the order of `requests`."""
+        with self._lock:
+            return list(self._headers)
+
+    @property
+    def base_url(self) -> str:
+        """The value for `OPENAI_BASE_URL`."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> OpenAIServer:
+        # Bind before starting so the port is known at once and no other process can take it.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(2048)  # the converse benchmark connects 500 clients at once
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self._app,
+            interface="asgi3",  # a bound method fools uvicorn's ASGI2/3 detection
+            lifespan="off",
+            log_config=None,  # leave the test process's logging configuration alone
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+            backlog=2048,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, name="openai-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the scripted OpenAI server did not start")
+            time.sleep(0.005)
+        return self
+
+    def stop(self) -> None:
+        if self._server is None or self._thread is None:
+            return
+        self._server.should_exit = True
+        self._server.force_exit = True  # do not wait for scripted streams still sleeping
+        self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> OpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # --- the ASGI app (runs on the server's own loop) --------------------------------------------
+
+    def _next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply | None:
+        with self._lock:
+            self._requests.append(body)
+            self._headers.append(headers)
+            reply_fn = self._reply_fn
+            if reply_fn is None:
+                if self._script:
+                    return self._script.pop(0)
+                self.unscripted += 1
+                return None
+        return reply_fn(body)
+
+    async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        try:
+            await self._answer(scope, receive, send)
+        except asyncio.CancelledError:
+            # stop() cancels replies still sleeping through their scripted delays: nothing is left to answer.
+            return
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        if scope["method"] != "POST" or scope["path"].rstrip("/") != "/v1/chat/completions":
+            await _send_json(
+                send, 404, {"error": {"message": f"no route {scope['method']} {scope['path']}", "type": "invalid_request_error"}}
+            )
+            return
+        try:
+            body = json.loads(b"".join(chunks) or b"{}")
+        except ValueError:
+            await _send_json(send, 400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
+            return
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+        reply = self._next_reply(body, headers)
+        if reply is None:
+            error = {"error": {"message": "the test script has no reply left for this request", "type": "server_error"}}
+            await _send_json(send, 500, error, {"x-should-retry": "false"})  # fail the test now, not after the SDK's retries
+            return
+        if reply.status != 200:
+            await asyncio.sleep(reply.first_token_delay)
+            await _send_json(send, reply.status, reply.error_body(), reply.headers)
+            return
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            await _stream(send, reply, model=str(body.get("model", "")), include_usage=include_usage)
+        else:
+            await asyncio.sleep(reply.first_token_delay + reply.token_delay * max(len(reply.text_chunks()) - 1, 0))
+            await _send_json(send, 200, _completion(reply, model=str(body.get("model", ""))), reply.headers)
+
+
+def _usage(reply: Reply) -> dict[str, int]:
+    return {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+    }
+
+
+def _finish_reason(reply: Reply) -> str:
+    return "tool_calls" if reply.tool_calls else "stop"
+
+
+def _completion(reply: Reply, *, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json}}
+            for call in reply.tool_calls
+        ]
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish_reason(reply)}],
+        "usage": _usage(reply),
+    }
+
+
+def _stream_events(reply: Reply, *, model: str, include_usage: bool) -> Iterator[tuple[bool, dict[str, Any]]]:
+    """(is_token, chunk) pairs in wire order; a token chunk is preceded by the scripted delay."""
+    base = {"id": f"chatcmpl-{uuid.uuid4().hex[:16]}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+
+    yield False, chunk({"role": "assistant", "content": ""})
+    for text in reply.text_chunks():
+        yield True, chunk({"content": text})
+    for index, call in enumerate(reply.tool_calls):
+        head = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        yield True, chunk({"tool_calls": [head]})
+        arguments = call.arguments_json
+        for start in range(0, len(arguments), 16):  # split like real servers do, mid-token
+            yield True, chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[start : start + 16]}}]})
+    yield False, chunk({}, _finish_reason(reply))
+    if include_usage:
+        yield False, {**base, "choices": [], "usage": _usage(reply)}
+
+
+async def _stream(send: Send, reply: Reply, *, model: str, include_usage: bool) -> None:
+    headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+    headers += [(k.lower().encode(), v.encode()) for k, v in reply.headers.items()]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    first = True
+    for is_token, payload in _stream_events(reply, model=model, include_usage=include_usage):
+        if is_token:
+            await asyncio.sleep(reply.first_token_delay if first else reply.token_delay)
+            first = False
+        await send({"type": "http.response.body", "body": f"data: {json.dumps(payload)}\n\n".encode(), "more_body": True})
+    await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+
+
+async def _send_json(send: Send, status: int, payload: dict[str, Any], extra_headers: Mapping[str, str] | None = None) -> None:
+    body = json.dumps(payload).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.lower().encode(), v.encode()) for k, v in (extra_headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve one fixed reply to every request, in its own process (benchmarks: the client keeps the CPU).
+
+    `python tests/peers/openai_server.py --tokens 50 --first-token-delay 0.3 --token-delay 0.02`
+    prints the base URL (for OPENAI_BASE_URL) and serves until interrupted.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--tokens", type=int, default=50, help="words in each reply")
+    parser.add_argument("--first-token-delay", type=float, default=0.3, help="seconds before the first token")
+    parser.add_argument("--token-delay", type=float, default=0.02, help="seconds between tokens")
+    options = parser.parse_args(argv)
+    reply = Reply(
+        text=" ".join(f"token{i}" for i in range(options.tokens)),
+        prompt_tokens=100,
+        completion_tokens=options.tokens,
+        first_token_delay=options.first_token_delay,
+        token_delay=options.token_delay,
+    )
+    server = OpenAIServer()
+    server.script(lambda body: reply)
+    with server:
+        print(server.base_url, flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
