@@ -17,7 +17,12 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -40,7 +45,26 @@ def prepare(env: dict[str, str]) -> tuple[str, str]:
         "import json; from chat.models import ChatUser; from chat.serializers import ChatUserSerializer; "
         "print(json.dumps({'success': True, 'user': ChatUserSerializer(ChatUser.objects.get(pk='bench-user')).data}))",
     )
-    return token, body.strip()
+    return token, body.strip().splitlines()[-1]  # shell may print notices before it
+
+
+@contextmanager
+def throwaway_database(url: str | None, folder: str) -> Iterator[str]:
+    """A fresh database for the run: SQLite in `folder`, or a new PostgreSQL database on the
+    server of DATABASE_URL (created now, dropped afterwards), never the operator's own."""
+    if not url or not url.startswith(("postgres://", "postgresql://")):
+        yield f"sqlite:///{folder}/bench.sqlite3"
+        return
+    parts = urlsplit(url)
+    name = f"bench_api_overhead_{os.getpid()}"
+    admin_url = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def main() -> None:
@@ -58,37 +82,38 @@ def main() -> None:
             "SECRET_KEY": "bench-secret-key-" + "x" * 40,
             "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9}),
         }
-        if not env.get("DATABASE_URL"):
-            env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-        token, body = prepare(env)
-        env["BENCH_BARE_BODY"] = body
-        backend = "PostgreSQL" if env["DATABASE_URL"].startswith("postg") else "SQLite"
-        cache = "Redis" if env.get("REDIS_URL") else "local memory"
-        load = f"{args.connections} connections, {args.seconds:g} s x {args.rounds} rounds"
-        print(f"api_overhead: uvicorn 1 worker, {backend}, {cache} cache, {load}")
+        with throwaway_database(env.get("DATABASE_URL"), tmp) as database_url:
+            env["DATABASE_URL"] = database_url
+            totals = run(env, args)
+    report(totals)
 
-        with asgi_server(env) as base:
-            host, port = base.removeprefix("http://").split(":")
-            targets = {
-                "bare view": ("/bench/bare-user", {}),
-                "GET /api/chat/user": ("/api/chat/user", {"Authorization": f"Bearer {token}"}),
-            }
-            # Warm up both paths, and check the API answers 200 (a 429 would flatter it).
-            for path, headers in targets.values():
-                warm = loadgen.run(host, int(port), path, headers=headers, seconds=1, connections=2)
-                assert set(warm.statuses) == {200}, warm.statuses
-            totals = {name: loadgen.Result() for name in targets}
-            for _ in range(args.rounds):  # interleaved, so drift hits both alike
-                for name, (path, headers) in targets.items():
-                    r = loadgen.run(host, int(port), path, headers=headers, seconds=args.seconds, connections=args.connections)
-                    t = totals[name]
-                    t.requests += r.requests
-                    t.errors += r.errors
-                    t.seconds += r.seconds
-                    t.latencies += r.latencies
-                    for status, count in r.statuses.items():
-                        t.statuses[status] = t.statuses.get(status, 0) + count
 
+def run(env: dict[str, str], args: argparse.Namespace) -> dict[str, loadgen.Result]:
+    token, body = prepare(env)
+    env["BENCH_BARE_BODY"] = body
+    backend = "PostgreSQL" if env["DATABASE_URL"].startswith("postg") else "SQLite"
+    cache = "Redis" if env.get("REDIS_URL") else "local memory"
+    load = f"{args.connections} connections, {args.seconds:g} s x {args.rounds} rounds"
+    print(f"api_overhead: uvicorn 1 worker, {backend}, {cache} cache, {load}")
+
+    targets = {
+        "bare view": ("/bench/bare-user", {}),
+        "GET /api/chat/user": ("/api/chat/user", {"Authorization": f"Bearer {token}"}),
+    }
+    totals = {name: loadgen.Result() for name in targets}
+    with asgi_server(env) as base:
+        host, port = base.removeprefix("http://").split(":")
+        # Warm up both paths, and check the API answers 200 (a 429 would flatter it).
+        for path, headers in targets.values():
+            warm = loadgen.run(host, int(port), path, headers=headers, seconds=1, connections=2)
+            assert set(warm.statuses) == {200}, warm.statuses
+        for _ in range(args.rounds):  # interleaved, so drift hits both alike
+            for name, (path, headers) in targets.items():
+                totals[name].add(loadgen.run(host, int(port), path, headers=headers, seconds=args.seconds, connections=args.connections))
+    return totals
+
+
+def report(totals: dict[str, loadgen.Result]) -> None:
     for name, t in totals.items():
         print(f"  {name:<20} {t.rps:8.0f} req/s   p50 {t.percentile(50):6.2f} ms   p99 {t.percentile(99):6.2f} ms   statuses {t.statuses}")
     ratio = totals["GET /api/chat/user"].rps / totals["bare view"].rps

@@ -19,6 +19,15 @@ class Result:
     def rps(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
 
+    def add(self, other: Result) -> None:
+        """Fold another run's counts into this one."""
+        self.requests += other.requests
+        self.errors += other.errors
+        self.seconds += other.seconds
+        self.latencies += other.latencies
+        for status, count in other.statuses.items():
+            self.statuses[status] = self.statuses.get(status, 0) + count
+
     def percentile(self, p: float) -> float:
         ordered = sorted(self.latencies)
         return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] * 1000 if ordered else 0.0

@@ -157,8 +157,15 @@ if _database_url:
         DATABASES = {"default": env.db_url_config(_database_url)}
     except Exception as exc:  # django-environ raises several types for a bad URL
         raise _malformed("DATABASE_URL", str(exc)) from None
-    DATABASES["default"].setdefault("CONN_MAX_AGE", 60)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Under ASGI each request to a sync view runs in a new thread, and Django's connections are
+        # per thread: without a pool every request would open a PostgreSQL connection.
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": _int_env("DATABASE_POOL_MIN_SIZE", 2, minimum=0),
+            "max_size": _int_env("DATABASE_POOL_MAX_SIZE", 20, minimum=1),
+            "timeout": 10,
+        }
 else:
     DATABASES = {
         "default": {
@@ -179,7 +186,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = _url_env("REDIS_URL", {"redis", "rediss", "unix"})
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "chatplatform.redis_cache.RedisCache",  # one client per process, not per request
+            "LOCATION": REDIS_URL,
+        }
+    }
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "chatplatform"}}

@@ -10,6 +10,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from chat.models import forget_local_users
 from chatplatform.api.authentication import sign_token
 
 
@@ -24,8 +25,9 @@ def bearer_token(user_id: str, *, admin: bool = False, expires_in: int = 3600, *
 
 @pytest.fixture(autouse=True)
 def _clean_cache() -> None:
-    """Rate-limit counters and cached definitions must not leak between tests."""
+    """Rate-limit counters and cached users and definitions must not leak between tests."""
     cache.clear()
+    forget_local_users()
 
 
 @pytest.fixture

@@ -39,8 +39,9 @@ class Budget:
 def _count(key: str, window: int) -> int:
     cache = caches["default"]
     if isinstance(cache, RedisCache):
-        client = cache._cache.get_client(key, write=True)
-        pipe = client.pipeline(transaction=True)
+        # One round trip. INCR is atomic on its own; EXPIRE NX only takes on the window's first hit,
+        # so no MULTI/EXEC is needed around them.
+        pipe = cache._cache.get_client(key, write=True).pipeline(transaction=False)
         pipe.incr(key)
         pipe.expire(key, window + 1, nx=True)
         return int(pipe.execute()[0])
