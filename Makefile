@@ -37,6 +37,7 @@ format: install
 
 bench: install
 	$(PY) bench/api_overhead.py
+	$(PY) bench/admin_resources.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles
