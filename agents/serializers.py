@@ -16,6 +16,7 @@ from rest_framework import serializers
 
 from agents.models import AgentDefinition, AgentVersion, TestType
 from chatplatform.access import InvalidCondition, compile_condition
+from chatplatform.api.fields import StrictCharField
 from chatplatform.model_names import model_name_error
 from tools.models import LifecycleStatus, ToolDefinition
 from tools.selectors import function_names, tools_by_ids
@@ -30,27 +31,6 @@ ROLLOUT_POLICY_KEYS = frozenset({"betaAccounts", "regionRestrictions", "toolOver
 COLLABORATOR_KEYS = frozenset({"agentId", "instruction", "historyRelay"})
 HISTORY_RELAYS = ("TO_COLLABORATOR", "TO_AGENT")
 _UNAVAILABLE_TOOL_STATUSES = (LifecycleStatus.DEPRECATED, LifecycleStatus.RETIRED)
-
-_MESSAGES = {
-    "required": "is required",
-    "null": "must not be null",
-    "blank": "must not be blank",
-    "invalid": "must be a string",
-    "max_length": "must be at most {max_length} characters",
-}
-
-
-class StrictCharField(serializers.CharField):
-    """A string field that refuses numbers instead of turning them into strings."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs["error_messages"] = {**_MESSAGES, **kwargs.get("error_messages", {})}
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 def error_at(path: tuple[str | int, ...], message: str) -> serializers.ValidationError:

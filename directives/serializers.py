@@ -20,6 +20,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from chatplatform.api.fields import STRING_MESSAGES, StrictCharField
 from directives.models import DIRECTIVE_ID_MAX_LENGTH, GROUP_ID_MAX_LENGTH, ScopeType, SemanticDirective
 from directives.scopes import Scope, ScopeError, build_scope, parse_scope
 
@@ -35,27 +36,6 @@ SEARCH_MAX_LIMIT = 1_000
 SEARCH_MAX_KEYS = 100  # scopes or directiveIds in one search: an IN list, not a bulk export
 SORT_ORDERS = ("asc", "desc")
 _LIMIT_RULE = f"must be a whole number from 1 to {SEARCH_MAX_LIMIT}"
-
-_MESSAGES = {
-    "required": "is required",
-    "null": "must not be null",
-    "blank": "must not be blank",
-    "invalid": "must be a string",
-    "max_length": "must be at most {max_length} characters",
-}
-
-
-class StrictCharField(serializers.CharField):
-    """A string field that refuses numbers and booleans instead of turning them into strings."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs["error_messages"] = {**_MESSAGES, **kwargs.get("error_messages", {})}
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 @extend_schema_field(OpenApiTypes.DATETIME)
@@ -140,7 +120,7 @@ class DirectiveWriteSerializer(_ScopeFields):
 
     def validate_instructions(self, value: str) -> str:
         if not value.strip():
-            raise serializers.ValidationError(_MESSAGES["blank"])
+            raise serializers.ValidationError(STRING_MESSAGES["blank"])
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
