@@ -13,7 +13,7 @@ from django_json_widget.widgets import JSONEditorWidget
 from rest_framework import serializers
 
 from chat import services as chat_services
-from chat.models import ChatApp, ChatUser
+from chat.models import ChatApp, ChatMessage, ChatSession, ChatSessionFeedback, ChatUser
 from chat.serializers import ChatAppWriteSerializer, validate_chat_app
 from chatplatform.api.exceptions import flatten_errors
 
@@ -127,3 +127,94 @@ class ChatAppAdmin(admin.ModelAdmin):
         for field in ChatApp._meta.concrete_fields:
             setattr(obj, field.attname, getattr(app, field.attname))
         obj._state.adding = False
+
+
+# --- Sessions, messages, feedback ----------------------------------------------------------------
+
+
+class ChatMessageInline(admin.TabularInline):
+    """A session's messages, read-only: what was said, by which model, at what cost."""
+
+    model = ChatMessage
+    extra = 0
+    can_delete = False
+    ordering = ("timestamp",)
+    fields = ("timestamp", "source", "message", "model", "tokens", "cost", "execution_duration", "verifications", "traces")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="tokens (in / out)")
+    def tokens(self, message: ChatMessage) -> str:
+        usage = message.usage or {}
+        return f"{usage.get('inputTokens', 0)} / {usage.get('outputTokens', 0)}" if usage else "–"
+
+    @admin.display(description="cost (USD)")
+    def cost(self, message: ChatMessage) -> str:
+        return f"{(message.usage or {}).get('totalCost', 0):.6f}" if message.usage else "–"
+
+
+@admin.register(ChatSession)
+class ChatSessionAdmin(admin.ModelAdmin):
+    """Sessions with their messages; usage and cost per session here, per message in the inline."""
+
+    list_display = ("session_id", "user", "chat_app_id", "agent_id", "title", "status", "total_tokens", "cost", "create_date")
+    list_filter = ("chat_app_id", "agent_id", "status", ("create_date", admin.DateFieldListFilter))
+    search_fields = ("session_id", "user__user_id", "title")
+    date_hierarchy = "create_date"
+    ordering = ("-create_date",)
+    inlines = [ChatMessageInline]
+    readonly_fields = [
+        field.name for field in ChatSession._meta.concrete_fields if field.name not in ("turn_next", "turn_serving", "turn_started")
+    ]
+    fields = readonly_fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # sessions start with a converse turn
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="cost (USD)", ordering="total_cost")
+    def cost(self, session: ChatSession) -> str:
+        return f"{session.total_cost:.6f}"
+
+
+class FeedbackAdminForm(forms.ModelForm):
+    class Meta:
+        model = ChatSessionFeedback
+        fields = ["status", "severity", "type", "internal_comments"]
+
+
+@admin.register(ChatSessionFeedback)
+class ChatSessionFeedbackAdmin(admin.ModelAdmin):
+    """Operators triage feedback: status, severity, type and internal comments (as the Admin API's update command)."""
+
+    form = FeedbackAdminForm
+    list_display = ("feedback_id", "session", "user_id", "type", "status", "severity", "created_by_customer", "created_on")
+    list_filter = ("status", "severity", "type", "created_by_customer")
+    search_fields = ("feedback_id", "session__session_id", "user_id", "user_comment")
+    ordering = ("-created_on",)
+    readonly_fields = (
+        "feedback_id",
+        "session",
+        "user_id",
+        "message_id",
+        "reported_by_human",
+        "created_by_customer",
+        "user_comment",
+        "created_on",
+        "updated_on",
+    )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # feedback is added through the API, where its session is checked
+
+    def save_model(self, request: HttpRequest, obj: ChatSessionFeedback, form: FeedbackAdminForm, change: bool) -> None:
+        changes = {name: form.cleaned_data[name] for name in form.changed_data}
+        saved = chat_services.feedback_update(feedback_id=obj.pk, changes=changes)
+        obj.updated_on = saved.updated_on

@@ -1,28 +1,71 @@
-"""WebSocket consumers (Channels). `/ws/chat/converse` will carry streamed turns."""
+"""WebSocket consumers (Channels). `/ws/chat/converse` carries streamed turns (CONTRACT §7).
+
+Each message is a converse body; the answer is the turn's events as JSON frames
+`{"type": <event>, ...fields}`: the same events, from the same `chat.converse.run_turn`, as the
+SSE stream. Several turns may be sent over one socket; they are answered one after another in
+the order received (their deltas would otherwise interleave). Closing the socket stops the
+frames, not the turn: its answer is still stored.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from chatplatform.api.errors import Code
+from chat.converse import error_event, run_turn
+from chatplatform.api import ratelimit
+from chatplatform.api.errors import InvalidRequest, RateLimited
 
 # Close code for a socket opened without valid credentials (4000-4999 are the application's).
 CLOSE_UNAUTHENTICATED = 4401
 
 
 class ConverseConsumer(AsyncJsonWebsocketConsumer):
-    """Authenticated socket; answers every message with an error event until converse exists."""
+    """Authenticated socket (cookie or `?token=`); every message is one turn."""
 
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
+        self.user = getattr(user, "_wrapped", user)
+        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.worker = asyncio.create_task(self._answer_in_order())
         await self.accept()
 
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        await self.send_json(
-            {"type": "error", "success": False, "error": "converse over WebSocket is not available yet", "code": Code.INVALID_REQUEST}
-        )
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        try:
+            content = json.loads(text_data if text_data is not None else (bytes_data or b""))
+        except ValueError:
+            content = InvalidRequest("must be a JSON object", field="body")
+        self.inbox.put_nowait(content)
+
+    async def disconnect(self, code: int) -> None:
+        worker = getattr(self, "worker", None)
+        if worker is not None:
+            worker.cancel()  # stops the frames; run_turn's task finishes the turn on its own
+
+    async def _send_event(self, event_type: str, data: dict[str, Any]) -> None:
+        await self.send_json({"type": event_type, **data})
+
+    async def _answer_in_order(self) -> None:
+        while True:
+            content = await self.inbox.get()
+            try:
+                if isinstance(content, Exception):
+                    raise content
+                # CONTRACT §10: each turn counts against the caller's Chat API budget.
+                budget = await sync_to_async(ratelimit.hit)("chat", f"user:{self.user.pk}")
+                if budget.exceeded:
+                    raise RateLimited(budget.retry_after())
+                async for event in run_turn(content, self.user):
+                    await self._send_event(event.type, event.data)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                event = error_event(exc)
+                await self._send_event(event.type, event.data)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from agents.models import TestType
-from chat.models import ApplyRulesAs, ChatApp, ChatUser
-from chatplatform.api.errors import Code, NotFound
+from chat.models import ApplyRulesAs, ChatApp, ChatMessage, ChatSession, ChatSessionFeedback, ChatUser
+from chatplatform.api.errors import Code, InvalidRequest, NotFound
+from chatplatform.api.pagination import decode_token, encode_token
 
 
 def users_search(*, user_id_partial: str, limit: int) -> QuerySet[ChatUser]:
@@ -76,3 +81,104 @@ def user_get(*, user_id: str) -> ChatUser:
     if user is None:
         raise NotFound(f"user {user_id} not found")
     return user
+
+
+# --- sessions, messages, feedback -------------------------------------------------------------
+
+
+def _session_uuid(session_id: Any) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(session_id))
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def session_get(*, session_id: Any, user_id: str | None = None, chat_app_id: str | None = None) -> ChatSession:
+    """The session, or 404 INVALID_SESSION_ID; with `user_id` (or `chat_app_id`) another user's
+    (or app's) session is "not found" too, never a 403 that would confirm it exists (CONTRACT §3)."""
+    pk = _session_uuid(session_id)
+    sessions = ChatSession.objects.filter(pk=pk) if pk is not None else ChatSession.objects.none()
+    if user_id is not None:
+        sessions = sessions.filter(user_id=user_id)
+    if chat_app_id is not None:
+        sessions = sessions.filter(chat_app_id=chat_app_id)
+    session = sessions.first()
+    if session is None:
+        raise NotFound(f"session {session_id} not found", code=Code.INVALID_SESSION_ID)
+    return session
+
+
+def sessions_for_user(*, user_id: str, chat_app_id: str | None, limit: int) -> list[ChatSession]:
+    """A user's sessions, newest first (indexes chatsession_user_created / chatsession_user_app_created)."""
+    sessions = ChatSession.objects.filter(user_id=user_id)
+    if chat_app_id:
+        sessions = sessions.filter(chat_app_id=chat_app_id)
+    return list(sessions.order_by("-create_date")[:limit])
+
+
+def session_messages(*, session: ChatSession, limit: int) -> list[ChatMessage]:
+    """The newest `limit` messages, oldest first (CONTRACT §5; index chatmessage_session_time)."""
+    newest = list(ChatMessage.objects.filter(session=session).order_by("-timestamp")[:limit])
+    newest.reverse()
+    return newest
+
+
+def session_feedback(*, session: ChatSession) -> list[ChatSessionFeedback]:
+    """A session's feedback, newest first (index feedback_session_created)."""
+    return list(ChatSessionFeedback.objects.filter(session=session).order_by("-created_on"))
+
+
+SESSION_SEARCH_TOKENS = "session-search"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSearch:
+    user_id: str | None = None
+    chat_app_id: str | None = None
+    date_from: datetime | None = None
+    date_to: datetime | None = None
+    newest_first: bool = True
+
+
+def sessions_search(*, search: SessionSearch, size: int, scroll_id: Any) -> tuple[list[ChatSession], int, str | None]:
+    """A page of the admin session search, the total matching, and the next page's scrollId.
+
+    Keyset pages on (create_date, session_id) so a session started meanwhile neither repeats nor
+    skips rows; the token is signed and bound to the search it continues (a token replayed with
+    other filters is a 400). Indexes: chatsession_user_created, chatsession_app_created, chatsession_created.
+    """
+    fingerprint = [search.user_id, search.chat_app_id, _iso_or_none(search.date_from), _iso_or_none(search.date_to), search.newest_first]
+    position = decode_token(scroll_id, kind=SESSION_SEARCH_TOKENS, field="scrollId")
+    if position is not None and position.get("search") != fingerprint:
+        raise InvalidRequest("belongs to another search (its filters differ)", field="scrollId")
+    sessions = ChatSession.objects.all()
+    if search.user_id:
+        sessions = sessions.filter(user_id=search.user_id)
+    if search.chat_app_id:
+        sessions = sessions.filter(chat_app_id=search.chat_app_id)
+    if search.date_from is not None:
+        sessions = sessions.filter(create_date__gte=search.date_from)
+    if search.date_to is not None:
+        sessions = sessions.filter(create_date__lt=search.date_to)
+    total = sessions.count()
+    if position is not None:
+        created = datetime.fromisoformat(position["created"])
+        after = uuid.UUID(position["id"])
+        if search.newest_first:
+            sessions = sessions.filter(Q(create_date__lt=created) | Q(create_date=created, session_id__lt=after))
+        else:
+            sessions = sessions.filter(Q(create_date__gt=created) | Q(create_date=created, session_id__gt=after))
+    order = ("-create_date", "-session_id") if search.newest_first else ("create_date", "session_id")
+    page = list(sessions.order_by(*order)[: size + 1])
+    if len(page) <= size:
+        return page, total, None
+    page = page[:size]
+    last = page[-1]
+    token = encode_token(
+        {"search": fingerprint, "created": last.create_date.isoformat(), "id": str(last.session_id)}, kind=SESSION_SEARCH_TOKENS
+    )
+    return page, total, token
+
+
+def _iso_or_none(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None

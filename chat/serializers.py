@@ -10,7 +10,23 @@ from rest_framework import serializers
 from agents.models import AgentDefinition, TestType
 from agents.serializers import StrictCharField, check_not_blank, check_object, error_at
 from chat.features import InvalidFeatures, validate_features
-from chat.models import ApplyRulesAs, ChatApp, ChatAppMode, ChatUser, UserType
+from chat.models import (
+    ApplyRulesAs,
+    ChatApp,
+    ChatAppMode,
+    ChatMessage,
+    ChatSession,
+    ChatSessionFeedback,
+    ChatUser,
+    FeedbackSeverity,
+    FeedbackStatus,
+    FeedbackType,
+    InvocationMode,
+    MessageSource,
+    SessionStatus,
+    TurnSource,
+    UserType,
+)
 
 
 class ChatUserSerializer(serializers.Serializer):
@@ -219,3 +235,249 @@ class ChatAppsForUserQuerySerializer(serializers.Serializer):
     customDataFieldPathToMatchUsersEntity = serializers.CharField(
         required=False, allow_blank=True, help_text="Accepted for compatibility; chat apps have no entity-based access control yet."
     )
+
+
+# --- sessions, messages, feedback, converse (CONTRACT §5, SPEC.md "Send message") -------------
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+class ChatMessageUsageSerializer(serializers.Serializer):
+    """ChatMessageUsage: tokens and USD cost (CHAT_MODEL_PRICES, per 1,000 tokens)."""
+
+    inputTokens = serializers.IntegerField()
+    outputTokens = serializers.IntegerField()
+    totalTokens = serializers.IntegerField()
+    inputCost = serializers.FloatField()
+    outputCost = serializers.FloatField()
+    totalCost = serializers.FloatField()
+
+
+class ChatSessionSerializer(serializers.Serializer):
+    """ChatSession as CONTRACT §5 lists its fields (token and cost totals included)."""
+
+    sessionId = serializers.UUIDField()
+    userId = serializers.CharField()
+    chatAppId = serializers.CharField()
+    agentId = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.ChoiceField(choices=SessionStatus.values)
+    invocationMode = serializers.CharField(allow_null=True)
+    source = serializers.CharField()
+    entityId = serializers.CharField(allow_null=True)
+    inputTokens = serializers.IntegerField()
+    outputTokens = serializers.IntegerField()
+    totalTokens = serializers.IntegerField()
+    inputCost = serializers.FloatField()
+    outputCost = serializers.FloatField()
+    totalCost = serializers.FloatField()
+    lastMessageId = serializers.UUIDField(allow_null=True)
+    createDate = serializers.DateTimeField()
+    lastUpdate = serializers.DateTimeField()
+
+    def to_representation(self, session: ChatSession) -> dict[str, Any]:
+        return {
+            "sessionId": str(session.session_id),
+            "userId": session.user_id,
+            "chatAppId": session.chat_app_id,
+            "agentId": session.agent_id,
+            "title": session.title,
+            "status": session.status,
+            "invocationMode": session.invocation_mode,
+            "source": session.source,
+            "entityId": session.entity_id,
+            "inputTokens": session.input_tokens,
+            "outputTokens": session.output_tokens,
+            "totalTokens": session.total_tokens,
+            "inputCost": round(session.input_cost, 10),
+            "outputCost": round(session.output_cost, 10),
+            "totalCost": round(session.total_cost, 10),
+            "lastMessageId": str(session.last_message_id) if session.last_message_id else None,
+            "createDate": _iso(session.create_date),
+            "lastUpdate": _iso(session.last_update),
+        }
+
+
+class ChatMessageSerializer(serializers.Serializer):
+    """ChatMessage (CONTRACT §5). `traces` only where the context asks for them (the Admin API)."""
+
+    messageId = serializers.UUIDField()
+    sessionId = serializers.UUIDField()
+    userId = serializers.CharField()
+    source = serializers.ChoiceField(choices=MessageSource.values)
+    message = serializers.CharField()
+    model = serializers.CharField()
+    usage = ChatMessageUsageSerializer(allow_null=True)
+    traces = serializers.ListField(child=serializers.DictField(), required=False)
+    files = serializers.ListField(child=serializers.DictField())
+    verifications = serializers.ListField(child=serializers.DictField())
+    executionDuration = serializers.IntegerField(allow_null=True, help_text="milliseconds")
+    timestamp = serializers.DateTimeField()
+
+    def to_representation(self, message: ChatMessage) -> dict[str, Any]:
+        data = {
+            "messageId": str(message.message_id),
+            "sessionId": str(message.session_id),
+            "userId": message.user_id,
+            "source": message.source,
+            "message": message.message,
+            "model": message.model,
+            "usage": message.usage,
+            "files": message.files,
+            "verifications": message.verifications,
+            "executionDuration": message.execution_duration,
+            "timestamp": _iso(message.timestamp),
+        }
+        if self.context.get("include_traces"):
+            data["traces"] = message.traces
+        return data
+
+
+class SessionsQuerySerializer(serializers.Serializer):
+    userId = serializers.CharField(required=False, allow_blank=True)
+    chatAppId = serializers.CharField(required=False, allow_blank=True)
+    limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
+
+
+class MessagesQuerySerializer(serializers.Serializer):
+    userId = serializers.CharField(required=False, allow_blank=True)
+    limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=1000)
+
+
+class TitleRequestSerializer(serializers.Serializer):
+    userId = serializers.CharField(required=False, allow_blank=True)
+    sessionId = serializers.CharField(required=False, allow_blank=True, help_text="Ignored: the path names the session.")
+    title = StrictCharField(required=False, max_length=200)
+    userQuestionAsked = StrictCharField(required=False, max_length=10_000)
+    answerToQuestionFromAgent = StrictCharField(required=False, max_length=20_000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not (attrs.get("title") or "").strip() and not attrs.get("userQuestionAsked"):
+            raise serializers.ValidationError({"title": ["is required unless userQuestionAsked is given to generate one"]})
+        return attrs
+
+
+class FeedbackSerializer(serializers.Serializer):
+    """ChatSessionFeedback (CONTRACT §5)."""
+
+    feedbackId = serializers.CharField()
+    sessionId = serializers.UUIDField()
+    userId = serializers.CharField()
+    messageId = serializers.CharField(allow_null=True)
+    reportedByHuman = serializers.BooleanField()
+    createdByCustomer = serializers.BooleanField()
+    status = serializers.ChoiceField(choices=FeedbackStatus.values)
+    severity = serializers.ChoiceField(choices=FeedbackSeverity.values, allow_null=True)
+    type = serializers.ChoiceField(choices=FeedbackType.values)
+    userComment = serializers.CharField()
+    internalComments = serializers.CharField()
+    createdOn = serializers.DateTimeField()
+    updatedOn = serializers.DateTimeField()
+
+    def to_representation(self, feedback: ChatSessionFeedback) -> dict[str, Any]:
+        return {
+            "feedbackId": feedback.feedback_id,
+            "sessionId": str(feedback.session_id),
+            "userId": feedback.user_id,
+            "messageId": feedback.message_id,
+            "reportedByHuman": feedback.reported_by_human,
+            "createdByCustomer": feedback.created_by_customer,
+            "status": feedback.status,
+            "severity": feedback.severity,
+            "type": feedback.type,
+            "userComment": feedback.user_comment,
+            "internalComments": feedback.internal_comments,
+            "createdOn": _iso(feedback.created_on),
+            "updatedOn": _iso(feedback.updated_on),
+        }
+
+
+_FEEDBACK_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+def _check_feedback_id(value: str) -> None:
+    if not _FEEDBACK_ID.match(value):
+        raise serializers.ValidationError("must be 1 to 128 letters, digits or . _ : -")
+
+
+class FeedbackCreateSerializer(serializers.Serializer):
+    """ChatSessionFeedbackForCreate. A chat user sets the first five fields; an operator all of them."""
+
+    feedbackId = StrictCharField(required=False, validators=[_check_feedback_id])
+    sessionId = serializers.UUIDField(error_messages={"invalid": "must be a session id (UUID)"})
+    messageId = serializers.UUIDField(required=False, allow_null=True, error_messages={"invalid": "must be a message id (UUID)"})
+    type = serializers.ChoiceField(choices=FeedbackType.values)
+    userComment = StrictCharField(required=False, allow_blank=True, max_length=1000, trim_whitespace=False)
+    severity = serializers.ChoiceField(choices=FeedbackSeverity.values, required=False, allow_null=True)
+    status = serializers.ChoiceField(choices=FeedbackStatus.values, required=False)
+    internalComments = StrictCharField(required=False, allow_blank=True, max_length=10_000, trim_whitespace=False)
+    reportedByHuman = serializers.BooleanField(required=False)
+    userId = serializers.CharField(required=False, allow_blank=True, help_text="Ignored: feedback belongs to the session's user.")
+
+
+class FeedbackUpdateSerializer(serializers.Serializer):
+    """ChatSessionFeedbackForUpdate: the feedback's id and the fields an operator changes."""
+
+    feedbackId = StrictCharField()
+    status = serializers.ChoiceField(choices=FeedbackStatus.values, required=False)
+    severity = serializers.ChoiceField(choices=FeedbackSeverity.values, required=False, allow_null=True)
+    type = serializers.ChoiceField(choices=FeedbackType.values, required=False)
+    internalComments = StrictCharField(required=False, allow_blank=True, max_length=10_000, trim_whitespace=False)
+
+
+class FeedbackRequestSerializer(serializers.Serializer):
+    feedback = serializers.JSONField(validators=[check_object])
+
+
+class AdminFeedbackRequestSerializer(serializers.Serializer):
+    command = serializers.ChoiceField(choices=["addChatSessionFeedback", "updateChatSessionFeedback"])
+    feedback = serializers.JSONField(validators=[check_object])
+
+
+class DateFilterSerializer(serializers.Serializer):
+    # `from` is a Python keyword: declared below through the fields map.
+    to = serializers.DateTimeField(required=False)
+
+
+DateFilterSerializer._declared_fields["from"] = serializers.DateTimeField(required=False)
+
+
+class SessionSearchFiltersSerializer(serializers.Serializer):
+    userId = serializers.CharField(required=False, allow_blank=True)
+    chatAppId = serializers.CharField(required=False, allow_blank=True)
+    dateFilter = DateFilterSerializer(required=False)
+    sortBy = serializers.ChoiceField(choices=["newest", "oldest"], required=False, default="newest")
+    size = serializers.JSONField(required=False)
+    scrollId = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+
+
+class SessionSearchRequestSerializer(serializers.Serializer):
+    command = serializers.ChoiceField(choices=["sessionSearch"])
+    search = SessionSearchFiltersSerializer(required=False, default=dict)
+    size = serializers.JSONField(required=False, help_text="Page size, 1 to 100 (default 20).")
+    scrollId = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+
+
+class ConverseRequestSerializer(serializers.Serializer):
+    """SPEC.md "Send message": every field checked; `features` only narrows (CONTRACT §6)."""
+
+    userId = serializers.CharField(required=False, allow_blank=True)
+    sessionId = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    chatAppId = StrictCharField(max_length=128)
+    agentId = StrictCharField(max_length=128)
+    message = StrictCharField(max_length=100_000, trim_whitespace=False, validators=[check_not_blank])
+    features = serializers.JSONField(validators=[_check_features])
+    files = serializers.ListField(child=serializers.DictField(), required=False, default=list, max_length=20)
+    timezone = StrictCharField(required=False, allow_blank=True, max_length=64)
+    invocationMode = serializers.ChoiceField(choices=InvocationMode.values, required=False, allow_null=True)
+    source = serializers.ChoiceField(choices=TurnSource.values)
+
+
+class ConverseResponseSerializer(serializers.Serializer):
+    success = serializers.BooleanField()
+    response = serializers.CharField()
+    sessionId = serializers.UUIDField()
+    messageId = serializers.UUIDField()
+    usage = ChatMessageUsageSerializer(required=False)

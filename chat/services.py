@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 from rest_framework import serializers
 
 from agents.models import AgentDefinition
-from chat.models import ChatApp, ChatUser, TestType
+from chat.events import emit_on_commit
+from chat.models import ChatApp, ChatMessage, ChatSession, ChatSessionFeedback, ChatUser, MessageSource, TestType
 from chat.serializers import validate_chat_app
-from chatplatform.api.errors import Code, NotFound
+from chatplatform.api.errors import Code, InvalidRequest, NotFound
 from tools.models import ToolDefinition
 
 # SPEC.md Limits: test agents and tools (`testType: mock`) are deleted after one day.
@@ -104,3 +108,224 @@ def mock_records_cleanup(*, older_than: timedelta = MOCK_RECORD_LIFETIME, dry_ru
             AgentDefinition.objects.filter(agent_id__in=agent_ids).delete()
             ToolDefinition.objects.filter(tool_id__in=tool_ids).delete()
     return {"chatApps": sorted(app_ids), "agents": sorted(agent_ids), "tools": sorted(tool_ids)}
+
+
+# --- Turns: the per-session ticket lock, messages and totals (issue 4, steps 7 and 10) ----------
+#
+# Turns on one session run one at a time, in arrival order, across processes: each arriving turn
+# takes a ticket (`turn_next`, incremented under the session's row lock) and runs when
+# `turn_serving` reaches it; finishing (or failing) moves `turn_serving` on. The row lock is held
+# only for these short claims, never across a model call. A ticket whose turn died with its
+# process is skipped once the session has served the same ticket for TURN_LEASE.
+
+TURN_LEASE = timedelta(minutes=10)
+HISTORY_LIMIT = 100  # earlier messages a turn sends to the model (the newest ones)
+
+
+@dataclass(frozen=True)
+class TurnClaim:
+    """A turn's place on its session; `user_message` and `history` are set once it may run."""
+
+    session: ChatSession
+    ticket: int
+    created: bool
+    user_message: ChatMessage | None = None
+    history: list[tuple[str, str]] = field(default_factory=list)  # (source, text), oldest first
+
+
+def _start_turn(session: ChatSession, *, user_id: str, message: str, files: list[Any], now: datetime) -> tuple[ChatMessage, list]:
+    """Store the user's message (before any model call) and read the history it follows."""
+    earlier = list(ChatMessage.objects.filter(session=session).order_by("-timestamp").values_list("source", "message")[:HISTORY_LIMIT])
+    earlier.reverse()
+    user_message = ChatMessage.objects.create(
+        session=session, user_id=user_id, source=MessageSource.USER, message=message, files=files, timestamp=now
+    )
+    return user_message, earlier
+
+
+def turn_claim(
+    *,
+    session_id: uuid.UUID | None,
+    user: ChatUser,
+    chat_app_id: str,
+    agent_id: str,
+    message: str,
+    files: list[Any],
+    invocation_mode: str | None,
+    source: str,
+    entity_id: str | None,
+) -> TurnClaim:
+    """Take a ticket on the session (creating the session when `session_id` is None).
+
+    When the ticket is served at once (the usual case) the user message is stored in the same
+    transaction. 404 INVALID_SESSION_ID for a session that is unknown, another user's or another
+    chat app's (CONTRACT §3, §5).
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        if session_id is None:
+            session = ChatSession.objects.create(
+                user=user,
+                chat_app_id=chat_app_id,
+                agent_id=agent_id,
+                invocation_mode=invocation_mode,
+                source=source,
+                entity_id=entity_id,
+                turn_next=1,
+                turn_serving=0,
+                turn_started=now,
+                create_date=now,
+                last_update=now,
+            )
+            emit_on_commit("session.created", session_id=str(session.pk), user_id=user.pk, chat_app_id=chat_app_id)
+            user_message, history = _start_turn(session, user_id=user.pk, message=message, files=files, now=now)
+            return TurnClaim(session, 0, True, user_message, history)
+        session = ChatSession.objects.select_for_update().filter(pk=session_id, user=user, chat_app_id=chat_app_id).first()
+        if session is None:
+            raise NotFound(f"session {session_id} not found", code=Code.INVALID_SESSION_ID)
+        ticket = session.turn_next
+        updates: dict[str, Any] = {"turn_next": ticket + 1}
+        served = ticket == session.turn_serving
+        if served:
+            updates["turn_started"] = now
+        ChatSession.objects.filter(pk=session.pk).update(**updates)
+        if not served:
+            return TurnClaim(session, ticket, False)
+        user_message, history = _start_turn(session, user_id=user.pk, message=message, files=files, now=now)
+        return TurnClaim(session, ticket, False, user_message, history)
+
+
+def turn_try_start(*, claim: TurnClaim, message: str, files: list[Any]) -> TurnClaim | None:
+    """The claim with its user message stored when its ticket is served now; None to wait more."""
+    now = timezone.now()
+    with transaction.atomic():
+        session = ChatSession.objects.select_for_update().get(pk=claim.session.pk)
+        if session.turn_serving < claim.ticket and session.turn_started is not None and session.turn_started < now - TURN_LEASE:
+            # The turn holding the session has been at it for longer than any turn runs: its process died.
+            session.turn_serving += 1
+            ChatSession.objects.filter(pk=session.pk).update(turn_serving=session.turn_serving, turn_started=now)
+        if session.turn_serving != claim.ticket:
+            return None
+        ChatSession.objects.filter(pk=session.pk).update(turn_started=now)
+        user_message, history = _start_turn(session, user_id=claim.session.user_id, message=message, files=files, now=now)
+    return TurnClaim(session, claim.ticket, claim.created, user_message, history)
+
+
+def turn_release(*, session_id: uuid.UUID, ticket: int) -> None:
+    """Hand the session to the next ticket without an answer (the turn failed)."""
+    ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=timezone.now())
+
+
+def turn_finish(
+    *,
+    session_id: uuid.UUID,
+    ticket: int,
+    user_id: str,
+    text: str,
+    model: str,
+    usage: dict[str, Any],
+    traces: list[dict[str, Any]],
+    verifications: list[dict[str, Any]],
+    execution_duration: int,
+) -> ChatMessage:
+    """Store the answer, add its usage to the session's totals and hand the session on: one transaction."""
+    now = timezone.now()
+    with transaction.atomic():
+        answer = ChatMessage.objects.create(
+            session_id=session_id,
+            user_id=user_id,
+            source=MessageSource.ASSISTANT,
+            message=text,
+            model=model,
+            usage=usage,
+            traces=traces,
+            verifications=verifications,
+            execution_duration=execution_duration,
+            timestamp=now,
+        )
+        ChatSession.objects.filter(pk=session_id).update(
+            input_tokens=F("input_tokens") + usage["inputTokens"],
+            output_tokens=F("output_tokens") + usage["outputTokens"],
+            total_tokens=F("total_tokens") + usage["totalTokens"],
+            input_cost=F("input_cost") + usage["inputCost"],
+            output_cost=F("output_cost") + usage["outputCost"],
+            total_cost=F("total_cost") + usage["totalCost"],
+            last_message_id=answer.pk,
+            last_update=now,
+        )
+        ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=now)
+    return answer
+
+
+def session_add_usage(*, session_id: uuid.UUID, usage: dict[str, Any]) -> None:
+    """Count a side call made outside a turn's message (the title) in the session's totals."""
+    ChatSession.objects.filter(pk=session_id).update(
+        input_tokens=F("input_tokens") + usage["inputTokens"],
+        output_tokens=F("output_tokens") + usage["outputTokens"],
+        total_tokens=F("total_tokens") + usage["totalTokens"],
+        input_cost=F("input_cost") + usage["inputCost"],
+        output_cost=F("output_cost") + usage["outputCost"],
+        total_cost=F("total_cost") + usage["totalCost"],
+    )
+
+
+def session_set_title(*, session_id: uuid.UUID, title: str, only_if_untitled: bool = False) -> bool:
+    """Set the title; with `only_if_untitled` a title set meanwhile (by the user) wins. True when written."""
+    sessions = ChatSession.objects.filter(pk=session_id)
+    if only_if_untitled:
+        sessions = sessions.filter(title="")
+    return sessions.update(title=title[:200], last_update=timezone.now()) == 1
+
+
+# --- Feedback (CONTRACT §5) ---------------------------------------------------------------------
+
+
+def feedback_create(
+    *,
+    session: ChatSession,
+    feedback_id: str | None,
+    message_id: str | None,
+    type: str,
+    user_comment: str,
+    severity: str | None,
+    status: str,
+    internal_comments: str,
+    created_by_customer: bool,
+    reported_by_human: bool = True,
+) -> ChatSessionFeedback:
+    """A new feedback record; a client-chosen `feedback_id` already taken is 400."""
+    fields: dict[str, Any] = {
+        "session": session,
+        "user_id": session.user_id,
+        "message_id": message_id,
+        "type": type,
+        "user_comment": user_comment,
+        "severity": severity,
+        "status": status,
+        "internal_comments": internal_comments,
+        "created_by_customer": created_by_customer,
+        "reported_by_human": reported_by_human,
+    }
+    if feedback_id:
+        fields["feedback_id"] = feedback_id
+    try:
+        with transaction.atomic():
+            feedback = ChatSessionFeedback(**fields)
+            feedback.save(force_insert=True)
+            emit_on_commit("feedback.created", session_id=str(session.pk), user_id=session.user_id, chat_app_id=session.chat_app_id)
+    except IntegrityError:
+        raise InvalidRequest(f"feedback {feedback_id} already exists; choose another id or leave it out", field="feedback.feedbackId")
+    return feedback
+
+
+def feedback_update(*, feedback_id: str, changes: dict[str, Any]) -> ChatSessionFeedback:
+    """Change status, severity, type or internal comments of a feedback record; 404 NOT_FOUND when absent."""
+    with transaction.atomic():
+        feedback = ChatSessionFeedback.objects.select_for_update().filter(pk=feedback_id).first()
+        if feedback is None:
+            raise NotFound(f"feedback {feedback_id} not found")
+        for name, value in changes.items():
+            setattr(feedback, name, value)
+        feedback.updated_on = timezone.now()
+        feedback.save()
+    return feedback

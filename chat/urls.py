@@ -2,12 +2,28 @@
 
 from django.urls import path
 
-from chat.views import ChatAppAdminViewSet, ChatAppViewSet, UserAdminViewSet, UserViewSet
+from chat.views import (
+    ChatAppAdminViewSet,
+    ChatAppViewSet,
+    FeedbackAdminViewSet,
+    FeedbackViewSet,
+    SessionAdminViewSet,
+    SessionViewSet,
+    UserAdminViewSet,
+    UserViewSet,
+    converse_view,
+)
 
 chat_urlpatterns = [
     path("user", UserViewSet.as_view({"get": "retrieve"}), name="chat-user"),
     path("user/prefs", UserViewSet.as_view({"get": "prefs", "post": "update_prefs"}), name="chat-user-prefs"),
     path("chat-apps", ChatAppViewSet.as_view({"get": "list_for_user"}), name="chat-chat-apps"),
+    path("converse", converse_view, name="chat-converse"),
+    path("sessions", SessionViewSet.as_view({"get": "list"}), name="chat-sessions"),
+    path("sessions/<str:sessionId>/messages", SessionViewSet.as_view({"get": "messages"}), name="chat-session-messages"),
+    path("sessions/<str:sessionId>/title", SessionViewSet.as_view({"post": "title"}), name="chat-session-title"),
+    path("sessions/<str:sessionId>/feedback", SessionViewSet.as_view({"get": "feedback"}), name="chat-session-feedback"),
+    path("feedback", FeedbackViewSet.as_view({"post": "create"}), name="chat-feedback"),
 ]
 
 admin_urlpatterns = [
@@ -19,4 +35,7 @@ admin_urlpatterns = [
         name="admin-chat-app-detail",
     ),
     path("chat-apps/search", ChatAppAdminViewSet.as_view({"post": "search"}), name="admin-chat-apps-search"),
+    path("feedback", FeedbackAdminViewSet.as_view({"post": "command"}), name="admin-feedback"),
+    path("sessions/<str:sessionId>/messages", SessionAdminViewSet.as_view({"get": "messages"}), name="admin-session-messages"),
+    path("sessions/search", SessionAdminViewSet.as_view({"post": "search"}), name="admin-sessions-search"),
 ]

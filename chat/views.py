@@ -2,26 +2,52 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat import selectors, services
+from chat import converse, selectors, services
+from chat.models import ChatSession, ChatSessionFeedback, ChatUser, FeedbackStatus
 from chat.serializers import (
+    AdminFeedbackRequestSerializer,
     ChatAppSearchRequestSerializer,
     ChatAppSerializer,
     ChatAppsForUserQuerySerializer,
     ChatAppUpsertRequestSerializer,
     ChatAppWriteSerializer,
+    ChatMessageSerializer,
+    ChatSessionSerializer,
     ChatUserLiteSerializer,
     ChatUserSerializer,
+    ConverseRequestSerializer,
+    ConverseResponseSerializer,
+    FeedbackCreateSerializer,
+    FeedbackRequestSerializer,
+    FeedbackSerializer,
+    FeedbackUpdateSerializer,
+    MessagesQuerySerializer,
     PrefsUpdateSerializer,
+    SessionSearchRequestSerializer,
+    SessionsQuerySerializer,
+    TitleRequestSerializer,
     UserIdQuerySerializer,
     UserSearchSerializer,
 )
+from chatplatform import llm
+from chatplatform.api.errors import ApiError, Code, InvalidRequest
+from chatplatform.api.exceptions import handle
+from chatplatform.api.pagination import page_size
 from chatplatform.api.permissions import acting_user_id
-from chatplatform.api.views import AdminApiViewSet, ApiViewSet, ok
+from chatplatform.api.views import AdminApiViewSet, ApiView, ApiViewSet, ok
 
 
 class UserViewSet(ApiViewSet):
@@ -132,3 +158,300 @@ class ChatAppViewSet(ApiViewSet):
             user=user, chat_app_id=query.validated_data.get("chatAppId") or None, for_home_page=query.validated_data["chatAppsForHomePage"]
         )
         return ok(chatApps=ChatAppSerializer(apps, many=True).data)
+
+
+# --- Sessions, messages, titles, feedback (CONTRACT §5) ------------------------------------------
+
+_SESSION_ID = OpenApiParameter("sessionId", str, OpenApiParameter.PATH)
+_SessionsResponse = inline_serializer(
+    "SessionsResponse", {"success": serializers.BooleanField(), "sessions": ChatSessionSerializer(many=True)}
+)
+_MessagesResponse = inline_serializer(
+    "MessagesResponse", {"success": serializers.BooleanField(), "messages": ChatMessageSerializer(many=True)}
+)
+_FeedbackResponse = inline_serializer("FeedbackResponse", {"success": serializers.BooleanField(), "feedback": FeedbackSerializer()})
+
+
+def _own_session(request: Request, session_id: str, user_id: Any) -> ChatSession:
+    """The session of the acting user; anyone else's is 404 INVALID_SESSION_ID (CONTRACT §3)."""
+    return selectors.session_get(session_id=session_id, user_id=acting_user_id(request, user_id))
+
+
+class SessionViewSet(ApiViewSet):
+    """`GET /api/chat/sessions`, `.../sessions/{sessionId}/messages`, `/title`, `/feedback`."""
+
+    @extend_schema(operation_id="chat_sessions_list", parameters=[SessionsQuerySerializer], responses=_SessionsResponse)
+    def list(self, request: Request) -> Response:
+        query = SessionsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        user_id = acting_user_id(request, query.validated_data.get("userId"))
+        sessions = selectors.sessions_for_user(
+            user_id=user_id, chat_app_id=query.validated_data.get("chatAppId") or None, limit=query.validated_data["limit"]
+        )
+        return ok(sessions=ChatSessionSerializer(sessions, many=True).data)
+
+    @extend_schema(operation_id="chat_session_messages", parameters=[_SESSION_ID, MessagesQuerySerializer], responses=_MessagesResponse)
+    def messages(self, request: Request, sessionId: str) -> Response:
+        query = MessagesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        session = _own_session(request, sessionId, query.validated_data.get("userId"))
+        messages = selectors.session_messages(session=session, limit=query.validated_data["limit"])
+        return ok(messages=ChatMessageSerializer(messages, many=True).data)
+
+    @extend_schema(
+        operation_id="chat_session_title",
+        parameters=[_SESSION_ID],
+        request=TitleRequestSerializer,
+        responses=inline_serializer(
+            "TitleResponse",
+            {"success": serializers.BooleanField(), "title": serializers.CharField(), "session": ChatSessionSerializer()},
+        ),
+    )
+    def title(self, request: Request, sessionId: str) -> Response:
+        body = TitleRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        session = _own_session(request, sessionId, body.validated_data.get("userId"))
+        title = (body.validated_data.get("title") or "").strip()
+        if not title:
+            try:
+                title, usage = async_to_sync(converse.generate_title)(
+                    question=body.validated_data["userQuestionAsked"], answer=body.validated_data.get("answerToQuestionFromAgent", "")
+                )
+            except llm.ModelError as exc:
+                raise ApiError(f"the title model failed: {exc}", code=Code.INTERNAL_ERROR, status_code=502)
+            services.session_add_usage(session_id=session.pk, usage=usage)
+        services.session_set_title(session_id=session.pk, title=title)
+        session.refresh_from_db()
+        return ok(title=session.title, session=ChatSessionSerializer(session).data)
+
+    @extend_schema(
+        operation_id="chat_session_feedback",
+        parameters=[_SESSION_ID, UserIdQuerySerializer],
+        responses=inline_serializer(
+            "SessionFeedbackResponse", {"success": serializers.BooleanField(), "feedback": FeedbackSerializer(many=True)}
+        ),
+    )
+    def feedback(self, request: Request, sessionId: str) -> Response:
+        session = _own_session(request, sessionId, request.query_params.get("userId"))
+        return ok(feedback=FeedbackSerializer(selectors.session_feedback(session=session), many=True).data)
+
+
+def _checked(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    """A nested `feedback` object validated, errors named `feedback.<field>`."""
+    serializer = serializer_class(data=data)
+    if not serializer.is_valid():
+        raise serializers.ValidationError({"feedback": serializer.errors})
+    return dict(serializer.validated_data)
+
+
+def _create_feedback(fields: dict[str, Any], session: ChatSession, *, by_operator: bool) -> ChatSessionFeedback:
+    return services.feedback_create(
+        session=session,
+        feedback_id=fields.get("feedbackId"),
+        message_id=str(fields["messageId"]) if fields.get("messageId") else None,
+        type=fields["type"],
+        user_comment=fields.get("userComment", ""),
+        severity=fields.get("severity"),
+        # What a customer may not set about their own report: its workflow status and internal notes.
+        status=fields.get("status", FeedbackStatus.OPEN) if by_operator else FeedbackStatus.OPEN,
+        internal_comments=fields.get("internalComments", "") if by_operator else "",
+        created_by_customer=not by_operator,
+        reported_by_human=fields.get("reportedByHuman", True) if by_operator else True,
+    )
+
+
+class FeedbackViewSet(ApiViewSet):
+    """`POST /api/chat/feedback`: a user's feedback on one of their sessions."""
+
+    @extend_schema(operation_id="chat_feedback_add", request=FeedbackRequestSerializer, responses=_FeedbackResponse)
+    def create(self, request: Request) -> Response:
+        body = FeedbackRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        fields = _checked(FeedbackCreateSerializer, body.validated_data["feedback"])
+        for operator_field in ("status", "internalComments", "reportedByHuman"):
+            if operator_field in fields:
+                raise InvalidRequest("is set by operators only", field=f"feedback.{operator_field}")
+        session = _own_session(request, str(fields["sessionId"]), request.data.get("userId"))
+        return ok(feedback=FeedbackSerializer(_create_feedback(fields, session, by_operator=False)).data)
+
+
+class FeedbackAdminViewSet(AdminApiViewSet):
+    """`POST /api/chat-admin/feedback` with command addChatSessionFeedback or updateChatSessionFeedback."""
+
+    @extend_schema(operation_id="admin_feedback_command", request=AdminFeedbackRequestSerializer, responses=_FeedbackResponse)
+    def command(self, request: Request) -> Response:
+        body = AdminFeedbackRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        if body.validated_data["command"] == "addChatSessionFeedback":
+            fields = _checked(FeedbackCreateSerializer, body.validated_data["feedback"])
+            session = selectors.session_get(session_id=str(fields["sessionId"]))
+            return ok(feedback=FeedbackSerializer(_create_feedback(fields, session, by_operator=True)).data)
+        fields = _checked(FeedbackUpdateSerializer, body.validated_data["feedback"])
+        names = {"status": "status", "severity": "severity", "type": "type", "internalComments": "internal_comments"}
+        changes = {model: fields[wire] for wire, model in names.items() if wire in fields}
+        return ok(feedback=FeedbackSerializer(services.feedback_update(feedback_id=fields["feedbackId"], changes=changes)).data)
+
+
+class SessionAdminViewSet(AdminApiViewSet):
+    """`GET /api/chat-admin/sessions/{sessionId}/messages`, `POST /api/chat-admin/sessions/search`."""
+
+    @extend_schema(operation_id="admin_session_messages", parameters=[_SESSION_ID, MessagesQuerySerializer], responses=_MessagesResponse)
+    def messages(self, request: Request, sessionId: str) -> Response:
+        query = MessagesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        session = selectors.session_get(session_id=sessionId)
+        messages = selectors.session_messages(session=session, limit=query.validated_data["limit"])
+        return ok(messages=ChatMessageSerializer(messages, many=True, context={"include_traces": True}).data)
+
+    @extend_schema(
+        operation_id="admin_sessions_search",
+        request=SessionSearchRequestSerializer,
+        responses=inline_serializer(
+            "SessionSearchResponse",
+            {
+                "success": serializers.BooleanField(),
+                "sessions": ChatSessionSerializer(many=True),
+                "total": serializers.IntegerField(),
+                "pageSize": serializers.IntegerField(),
+                "scrollId": serializers.CharField(required=False),
+            },
+        ),
+    )
+    def search(self, request: Request) -> Response:
+        body = SessionSearchRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        filters = body.validated_data.get("search") or {}
+        # CONTRACT §5: size and scrollId are top-level, also accepted inside `search`.
+        size = page_size(body.validated_data.get("size", filters.get("size")))
+        scroll_id = body.validated_data.get("scrollId") or filters.get("scrollId")
+        dates = filters.get("dateFilter") or {}
+        search = selectors.SessionSearch(
+            user_id=filters.get("userId") or None,
+            chat_app_id=filters.get("chatAppId") or None,
+            date_from=dates.get("from"),
+            date_to=dates.get("to"),
+            newest_first=filters.get("sortBy", "newest") == "newest",
+        )
+        sessions, total, next_scroll = selectors.sessions_search(search=search, size=size, scroll_id=scroll_id)
+        fields: dict[str, Any] = {"sessions": ChatSessionSerializer(sessions, many=True).data, "total": total, "pageSize": size}
+        if next_scroll:
+            fields["scrollId"] = next_scroll
+        return ok(**fields)
+
+
+# --- Converse (SPEC.md "Send message", CONTRACT §7) ------------------------------------------------
+
+SSE_HEARTBEAT_SECONDS = 15.0
+
+
+async def collect_turn(body: Any, caller: ChatUser) -> dict[str, Any]:
+    """The non-streaming answer: the `done` event's fields; an `error` event is raised as the API error."""
+    async for event in converse.run_turn(body, caller):
+        if event.type == "done":
+            return event.data  # leaving now closes the stream; a pending title is still stored
+        if event.type == "error":
+            raise ApiError(event.data["error"], code=event.data.get("code"), status_code=event.status)
+    raise ApiError("the turn ended without an answer", code=Code.INTERNAL_ERROR, status_code=500)
+
+
+class ConverseView(ApiView):
+    """`POST /api/chat/converse` as JSON. `converse_view` (below) serves the path: it hands JSON
+    requests to this view and streams SSE itself, through the same admission and the same turn."""
+
+    @extend_schema(
+        operation_id="chat_converse",
+        request=ConverseRequestSerializer,
+        responses=ConverseResponseSerializer,
+        description=(
+            "Send a message to an agent. With `Accept: text/event-stream` the answer streams as Server-Sent Events "
+            "`session`, `delta`, `trace` (traces feature), `done` (these response fields), `title` (new sessions), `error`; "
+            "the WebSocket `/ws/chat/converse` takes the same body and sends the same events as JSON frames."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        # This view runs in a worker thread; async_to_sync runs the turn on the server's event loop.
+        return ok(**{key: value for key, value in async_to_sync(collect_turn)(request.data, request.user).items() if key != "success"})
+
+
+_converse_json = ConverseView.as_view()
+
+
+def _admit(request: HttpRequest) -> tuple[ChatUser, Any, Any] | HttpResponseBase:
+    """What ApiView does before an action (authentication, rate limit, permissions, JSON body),
+    for the streaming path: the caller, the body and the rate budget, or the error response."""
+    view = ConverseView(**_converse_json.view_initkwargs)
+    view.setup(request)
+    view.args, view.kwargs, view.headers = (), {}, {}
+    drf_request = view.initialize_request(request)
+    view.request = drf_request
+    try:
+        view.initial(drf_request)
+        body = drf_request.data
+    except Exception as exc:
+        response = view.finalize_response(drf_request, view.handle_exception(exc))
+        return response.render()
+    return drf_request.user, body, getattr(request, "rate_limit", None)
+
+
+def _sse(event: converse.TurnEvent) -> bytes:
+    return f"event: {event.type}\ndata: {json.dumps(event.data, separators=(',', ':'))}\n\n".encode()
+
+
+async def _sse_stream(first: converse.TurnEvent, events: AsyncIterator[converse.TurnEvent]) -> AsyncIterator[bytes]:
+    yield _sse(first)
+    pending: asyncio.Future[converse.TurnEvent] = asyncio.ensure_future(anext(events))
+    try:
+        while True:
+            done, _ = await asyncio.wait({pending}, timeout=SSE_HEARTBEAT_SECONDS)
+            if not done:
+                yield b": heartbeat\n\n"  # keeps proxies from closing a quiet stream (a long tool call)
+                continue
+            try:
+                event = pending.result()
+            except StopAsyncIteration:
+                return
+            yield _sse(event)
+            pending = asyncio.ensure_future(anext(events))
+    finally:
+        # The client went away (or the turn ended): stop listening; the turn itself runs on.
+        pending.cancel()
+
+
+def _error_response(exc: Exception, budget: Any) -> HttpResponse:
+    rendered = handle(exc)
+    response = HttpResponse(json.dumps(rendered.data), status=rendered.status_code, content_type="application/json")
+    for name in ("Retry-After", "WWW-Authenticate"):
+        if rendered.has_header(name):
+            response[name] = rendered[name]
+    for name, value in (budget.headers() if budget is not None else {}).items():
+        response[name] = value
+    return response
+
+
+async def converse_view(request: HttpRequest) -> HttpResponseBase:
+    """`POST /api/chat/converse`: JSON through ConverseView, or with `Accept: text/event-stream` an SSE stream."""
+    if "text/event-stream" not in request.headers.get("Accept", ""):
+        return await sync_to_async(_converse_json)(request)
+    admitted = await sync_to_async(_admit)(request)
+    if isinstance(admitted, HttpResponseBase):
+        return admitted
+    caller, body, budget = admitted
+    events = converse.run_turn(body, caller)
+    try:
+        first = await anext(events)  # the checks: a 400/403/404 is answered with its status, not as a stream
+    except StopAsyncIteration:
+        return _error_response(ApiError("the turn ended without an answer", code=Code.INTERNAL_ERROR, status_code=500), budget)
+    except Exception as exc:
+        return _error_response(exc, budget)
+    response = StreamingHttpResponse(_sse_stream(first, events), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
+    for name, value in (budget.headers() if budget is not None else {}).items():
+        response[name] = value
+    return response
+
+
+# drf-spectacular documents the path through ConverseView; the CSRF check is DRF's (cookie sessions only).
+converse_view.cls = ConverseView  # type: ignore[attr-defined]
+converse_view.initkwargs = _converse_json.view_initkwargs  # type: ignore[attr-defined]
+converse_view.csrf_exempt = True  # type: ignore[attr-defined]

@@ -299,6 +299,14 @@ CHAT_MODEL_PRICES = _json_env(
 CHAT_SESSION_IDLE_MINUTES = _int_env("CHAT_SESSION_IDLE_MINUTES", 60, minimum=1)
 CHAT_TAG_CACHE_SECONDS = _int_env("CHAT_TAG_CACHE_SECONDS", 300, minimum=0)
 CHAT_SELECTION_TIMEOUT_SECONDS = _float_env("CHAT_SELECTION_TIMEOUT_SECONDS", 5.0)
+# Tool execution (issue 5): the sandbox of inline JavaScript tools, the largest result a tool may
+# give the model (bytes of JSON), model round trips per turn, and how much of a call's arguments
+# and result a trace keeps.
+CHAT_INLINE_MEMORY_MB = _int_env("CHAT_INLINE_MEMORY_MB", 64, minimum=1)
+CHAT_INLINE_STACK_KB = _int_env("CHAT_INLINE_STACK_KB", 1024, minimum=64)
+CHAT_TOOL_RESULT_MAX_BYTES = _int_env("CHAT_TOOL_RESULT_MAX_BYTES", 262144, minimum=1024)
+CHAT_TOOL_MAX_ROUND_TRIPS = _int_env("CHAT_TOOL_MAX_ROUND_TRIPS", 10, minimum=1)
+CHAT_TOOL_TRACE_MAX_CHARS = _int_env("CHAT_TOOL_TRACE_MAX_CHARS", 2000, minimum=100)
 
 # Background work (CONTRACT §1): run in-process by default.
 TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
