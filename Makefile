@@ -38,6 +38,7 @@ format: install
 bench: install
 	$(PY) bench/api_overhead.py
 	$(PY) bench/admin_resources.py
+	$(PY) bench/converse.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles

@@ -17,17 +17,13 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
-
-import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import loadgen  # noqa: E402
+from bench.common import throwaway_database  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
 
@@ -46,25 +42,6 @@ def prepare(env: dict[str, str]) -> tuple[str, str]:
         "print(json.dumps({'success': True, 'user': ChatUserSerializer(ChatUser.objects.get(pk='bench-user')).data}))",
     )
     return token, body.strip().splitlines()[-1]  # shell may print notices before it
-
-
-@contextmanager
-def throwaway_database(url: str | None, folder: str) -> Iterator[str]:
-    """A fresh database for the run: SQLite in `folder`, or a new PostgreSQL database on the
-    server of DATABASE_URL (created now, dropped afterwards), never the operator's own."""
-    if not url or not url.startswith(("postgres://", "postgresql://")):
-        yield f"sqlite:///{folder}/bench.sqlite3"
-        return
-    parts = urlsplit(url)
-    name = f"bench_api_overhead_{os.getpid()}"
-    admin_url = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield urlunsplit(parts._replace(path=f"/{name}"))
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def main() -> None:
@@ -101,8 +78,8 @@ def run(env: dict[str, str], args: argparse.Namespace) -> dict[str, loadgen.Resu
         "GET /api/chat/user": ("/api/chat/user", {"Authorization": f"Bearer {token}"}),
     }
     totals = {name: loadgen.Result() for name in targets}
-    with asgi_server(env) as base:
-        host, port = base.removeprefix("http://").split(":")
+    with asgi_server(env) as server:
+        host, port = server.url.removeprefix("http://").split(":")
         # Warm up both paths, and check the API answers 200 (a 429 would flatter it).
         for path, headers in targets.values():
             warm = loadgen.run(host, int(port), path, headers=headers, seconds=1, connections=2)

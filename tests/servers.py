@@ -10,6 +10,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import connection
@@ -35,9 +36,18 @@ def database_url_of_test_db() -> str:
     return f"postgres://{user}{password}@{host}:{port}/{params['NAME']}"
 
 
+@dataclass(frozen=True)
+class ServerProcess:
+    url: str  # base URL, e.g. http://127.0.0.1:50123
+    pid: int
+
+    def __str__(self) -> str:
+        return self.url
+
+
 @contextmanager
-def asgi_server(env: dict[str, str] | None = None, *, workers: int = 1) -> Iterator[str]:
-    """`uvicorn chatplatform.asgi:application` on a free loopback port; yields its base URL."""
+def asgi_server(env: dict[str, str] | None = None, *, workers: int = 1) -> Iterator[ServerProcess]:
+    """`uvicorn chatplatform.asgi:application` on a free loopback port; yields its URL and pid."""
     port = free_port()
     log = tempfile.TemporaryFile()  # noqa: SIM115 - not a pipe: a chatty server must never block on a full pipe
     process = subprocess.Popen(
@@ -75,7 +85,7 @@ def asgi_server(env: dict[str, str] | None = None, *, workers: int = 1) -> Itera
                 if time.monotonic() > deadline:
                     raise TimeoutError("server did not start within 30 s") from None
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
+        yield ServerProcess(f"http://127.0.0.1:{port}", process.pid)
     finally:
         process.terminate()
         try:

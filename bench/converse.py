@@ -1,0 +1,207 @@
+"""bench/converse: what the platform adds to a streamed model answer.
+
+The scripted OpenAI-compatible model server runs as its own process with realistic latency
+(default: 300 ms to the first token, then 50 tokens at 20 ms each). The platform runs under the
+production ASGI server (uvicorn, one worker; PostgreSQL + Redis when DATABASE_URL / REDIS_URL are
+set, on a throwaway database). For each concurrency level (1 = sequential turns, then the
+`--concurrency` levels) the script measures time to first token (TTFT) and total time:
+
+- calling the model server directly (Chat Completions, streamed),
+- through `POST /api/chat/converse` with `Accept: text/event-stream`,
+- through the WebSocket `/ws/chat/converse`,
+
+and prints p50/p99, the ratios through/direct, errors, and the server process's CPU time per
+streamed turn (from /proc, everything included: auth, database writes, JSON, the model client).
+
+    .venv/bin/python bench/converse.py [--turns 20] [--concurrency 50,200,500]
+
+Targets (issue 4): sequential TTFT ≤ 1.03× direct and total ≤ 1.02×; TTFT p50 ≤ 1.2× at 50
+streams and ≤ 1.5× at 200; 500 streams without error; CPU per streamed turn ≤ 5 ms.
+The load generator runs on the same two cores as the server; it costs them CPU too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import websockets
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.common import manage, throwaway_database  # noqa: E402
+from tests.servers import asgi_server  # noqa: E402
+
+BODY = {"chatAppId": "demo", "agentId": "demo-assistant", "message": "Tell me something.", "features": {}, "source": "user"}
+
+
+@dataclass
+class Sample:
+    ttft: list[float] = field(default_factory=list)
+    total: list[float] = field(default_factory=list)
+    errors: int = 0
+
+    def p(self, values: list[float], q: float) -> float:
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000 if ordered else float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def direct(client: httpx.AsyncClient, model_url: str) -> tuple[float, float]:
+    started = time.perf_counter()
+    ttft = None
+    body = {"model": "bench", "stream": True, "messages": [{"role": "user", "content": BODY["message"]}]}
+    async with client.stream("POST", f"{model_url}/chat/completions", json=body) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if ttft is None and '"content":"' in line.replace(" ", "") and '"content":""' not in line.replace(" ", ""):
+                ttft = time.perf_counter() - started
+            if line.strip() == "data: [DONE]":
+                break
+    return ttft or float("nan"), time.perf_counter() - started
+
+
+async def through_sse(client: httpx.AsyncClient, url: str, token: str) -> tuple[float, float]:
+    started = time.perf_counter()
+    ttft = None
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+    async with client.stream("POST", f"{url}/api/chat/converse", json=BODY, headers=headers) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if ttft is None and line == "event: delta":
+                ttft = time.perf_counter() - started
+            if line == "event: done":
+                return ttft or float("nan"), time.perf_counter() - started
+            if line == "event: error":
+                raise RuntimeError("error event")
+    raise RuntimeError("stream ended without done")
+
+
+async def through_websocket(url: str, token: str) -> tuple[float, float]:
+    ws_url = url.replace("http://", "ws://") + f"/ws/chat/converse?token={token}"
+    async with websockets.connect(ws_url, open_timeout=60) as socket:
+        started = time.perf_counter()
+        ttft = None
+        await socket.send(json.dumps(BODY))
+        while True:
+            event = json.loads(await socket.recv())
+            if ttft is None and event["type"] == "delta":
+                ttft = time.perf_counter() - started
+            if event["type"] == "done":
+                return ttft or float("nan"), time.perf_counter() - started
+            if event["type"] == "error":
+                raise RuntimeError(event)
+
+
+async def measure(call: Callable[[], Awaitable[tuple[float, float]]], concurrency: int, turns: int) -> Sample:
+    sample = Sample()
+
+    async def one() -> None:
+        try:
+            ttft, total = await call()
+            sample.ttft.append(ttft)
+            sample.total.append(total)
+        except Exception:
+            sample.errors += 1
+
+    if concurrency == 1:
+        for _ in range(turns):
+            await one()
+    else:
+        await asyncio.gather(*(one() for _ in range(concurrency)))
+    return sample
+
+
+async def run(url: str, pid: int, model_url: str, token: str, levels: list[int], turns: int) -> None:
+    limits = httpx.Limits(max_connections=max(levels) + 10, max_keepalive_connections=max(levels) + 10)
+    timeout = httpx.Timeout(300.0)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
+        await measure(lambda: through_sse(client, url, token), 1, 3)  # warm up: imports, connections
+        await measure(lambda: through_websocket(url, token), 1, 3)
+        head = f"{'streams':>7} {'path':<10} {'TTFT p50':>9} {'p99':>8} {'total p50':>10} {'p99':>8}"
+        print(f"{head} {'TTFT x':>7} {'total x':>8} {'err':>4} {'CPU/turn':>9}")
+        for level in levels:
+            base = await measure(lambda: direct(client, model_url), level, turns)
+            rows = [("direct", base, None)]
+            for name, call in (("sse", lambda: through_sse(client, url, token)), ("websocket", lambda: through_websocket(url, token))):
+                cpu_before = cpu_seconds(pid)
+                sample = await measure(call, level, turns)
+                done = len(sample.total) or 1
+                rows.append((name, sample, (cpu_seconds(pid) - cpu_before) / done * 1000))
+                await asyncio.sleep(1.0)  # let titles and other after-turn work finish before the next phase
+            for name, sample, cpu in rows:
+                ttft50, total50 = sample.p(sample.ttft, 0.5), sample.p(sample.total, 0.5)
+                ratio_ttft = ttft50 / base.p(base.ttft, 0.5)
+                ratio_total = total50 / base.p(base.total, 0.5)
+                cpu_text = f"{cpu:7.1f} ms" if cpu is not None else ""
+                print(
+                    f"{level:>7} {name:<10} {ttft50:7.0f}ms {sample.p(sample.ttft, 0.99):6.0f}ms {total50:8.0f}ms "
+                    f"{sample.p(sample.total, 0.99):6.0f}ms {ratio_ttft:7.2f} {ratio_total:8.2f} {sample.errors:>4} {cpu_text:>9}"
+                )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=20, help="sequential turns per path")
+    parser.add_argument("--concurrency", default="50,200,500", help="comma-separated concurrent stream counts")
+    parser.add_argument("--tokens", type=int, default=50)
+    parser.add_argument("--first-token-delay", type=float, default=0.3)
+    parser.add_argument("--token-delay", type=float, default=0.02)
+    args = parser.parse_args()
+    levels = [1, *(int(level) for level in args.concurrency.split(",") if level)]
+
+    model = subprocess.Popen(
+        [sys.executable, "tests/peers/openai_server.py", "--tokens", str(args.tokens), "--first-token-delay", str(args.first_token_delay),
+         "--token-delay", str(args.token_delay)],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        model_url = model.stdout.readline().strip()
+        with tempfile.TemporaryDirectory() as tmp, throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url:
+            env = {
+                **os.environ,
+                "DATABASE_URL": database_url,
+                "SECRET_KEY": "bench-secret-key-" + "x" * 40,
+                "OPENAI_BASE_URL": model_url,
+                "OPENAI_API_KEY": "unused",
+                "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
+                "LOG_LEVEL": "WARNING",
+            }
+            manage(env, "migrate", "--noinput")
+            manage(env, "seed_demo")
+            token = manage(env, "issue_token", "bench-user").strip()
+            admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
+            backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
+            cache = "Redis" if env.get("REDIS_URL") else "local memory"
+            print(f"converse: uvicorn 1 worker, {backend}, {cache}; model: {args.first_token_delay * 1000:.0f} ms to first token, ", end="")
+            print(f"{args.tokens} tokens at {args.token_delay * 1000:.0f} ms; {args.turns} sequential turns, then {levels[1:]} streams")
+            with asgi_server(env) as server:
+                agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench"}
+                response = httpx.post(
+                    f"{server.url}/api/chat-admin/agent", json={"agent": agent}, headers={"Authorization": f"Bearer {admin}"}
+                )
+                response.raise_for_status()
+                asyncio.run(run(server.url, server.pid, model_url, token, levels, args.turns))
+    finally:
+        model.terminate()
+        model.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
