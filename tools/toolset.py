@@ -1,0 +1,444 @@
+"""The tools a turn offers the model (CONTRACT §7, issue 5), as chatplatform.llm ToolSpecs.
+
+For each tool id of the agent, after rollout `toolOverrides` swapped it: a tool that is missing,
+`retired`, or denied to this user by its own `accessRules` is not offered; otherwise every
+function of its `functionSchema` becomes one ToolSpec named after the function, its
+ParameterDefinitions translated to JSON Schema. A call
+
+1. checks the model's arguments against that schema before anything runs (a mismatch is an error
+   result naming the argument and the rule; `null` for an optional parameter counts as absent),
+2. runs the executor of the tool's `executionType` with the CONTRACT §7 event, bounded by the
+   tool's `executionTimeout`,
+3. refuses a result whose JSON is over CHAT_TOOL_RESULT_MAX_BYTES,
+4. records a ToolTrace (arguments and result truncated to CHAT_TOOL_TRACE_MAX_CHARS).
+
+A failure, a timeout or an oversized result is raised as tools.executors.ToolError, which
+chatplatform.llm gives the model as the tool's result: it never fails the turn.
+
+This module takes plain arguments (the user's wire fields, the event fields) and imports nothing
+from chat or agents (STYLE.md: tools is a leaf).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from jsonschema import Draft202012Validator, ValidationError
+
+from chatplatform import llm
+from chatplatform.access import activation_for, rules_allow
+from tools.executors import Outcome, ToolError, timed_out
+from tools.executors.function import call_function
+from tools.executors.inline import run_inline
+from tools.executors.mcp import call_mcp_tool
+from tools.models import ExecutionType, LifecycleStatus, ToolDefinition
+from tools.selectors import tools_by_ids
+
+logger = logging.getLogger(__name__)
+
+EVENT_FIELDS = ("userId", "sessionId", "chatAppId", "agentId", "customData", "timezone")
+# chatplatform.llm's own timeout is a backstop only: the toolset's fires first and is traced.
+_BACKSTOP_SECONDS = 5.0
+# The toolset's bound waits a little longer than the executors' own, which report more precisely.
+_SHARED_BOUND_GRACE_SECONDS = 0.75
+_MAX_REPORTED_ERRORS = 10
+
+
+# --- traces -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolTrace:
+    """One tool call as the message's traces record it.
+
+    `arguments` and `result` are the values themselves when their JSON fits in
+    CHAT_TOOL_TRACE_MAX_CHARS, else the truncated JSON text ending with the full length.
+    """
+
+    tool_id: str
+    function: str
+    arguments: Any
+    duration_ms: float
+    outcome: Outcome
+    result: Any = None
+    error: str | None = None
+
+    def as_wire(self) -> dict[str, Any]:
+        """The trace in the API's camelCase shape."""
+        wire: dict[str, Any] = {
+            "stage": "tool",  # beside the turn's other traces (model, selection, verification)
+            "toolId": self.tool_id,
+            "function": self.function,
+            "arguments": self.arguments,
+            "durationMs": self.duration_ms,
+            "outcome": self.outcome,
+        }
+        if self.outcome == "ok":
+            wire["result"] = self.result
+        else:
+            wire["error"] = self.error
+        return wire
+
+
+def _truncated(value: Any, limit: int) -> Any:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= limit:
+        return value
+    return f"{text[:limit]}… ({len(text)} characters)"
+
+
+def _truncated_text(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+@dataclass
+class Toolset:
+    """The ToolSpecs of a turn and the traces of the calls made so far (in the order they ended).
+
+    `tool_ids` maps each offered function name to its tool id; `skipped` says why a tool id of
+    the agent is not offered (missing, retired, denied, a duplicate function name).
+    """
+
+    specs: list[llm.ToolSpec] = field(default_factory=list)
+    traces: list[ToolTrace] = field(default_factory=list)
+    tool_ids: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+# --- JSON Schema of a FunctionDefinition ---------------------------------------------------------
+
+
+def _parameter_schema(definition: Mapping[str, Any]) -> dict[str, Any]:
+    kind = definition.get("type")
+    schema: dict[str, Any] = {}
+    if kind in ("string", "number", "boolean", "object", "array"):
+        schema["type"] = kind
+    if isinstance(definition.get("description"), str) and definition["description"]:
+        schema["description"] = definition["description"]
+    if kind == "string" and isinstance(definition.get("enum"), list) and definition["enum"]:
+        schema["enum"] = list(definition["enum"])
+    if kind == "array" and isinstance(definition.get("items"), Mapping):
+        schema["items"] = _parameter_schema(definition["items"])
+    if kind == "object":
+        schema.update(_object_schema(definition.get("properties")))
+    return schema
+
+
+def _object_schema(parameters: Any) -> dict[str, Any]:
+    parameters = parameters if isinstance(parameters, Mapping) else {}
+    definitions = {name: value for name, value in parameters.items() if isinstance(value, Mapping)}
+    return {
+        "properties": {name: _parameter_schema(value) for name, value in definitions.items()},
+        "required": [name for name, value in definitions.items() if value.get("required") is True],
+        "additionalProperties": False,
+    }
+
+
+def parameters_json_schema(function: Mapping[str, Any]) -> dict[str, Any]:
+    """SPEC.md FunctionDefinition.parameters → the JSON Schema of the tool's arguments object."""
+    return {"type": "object", **_object_schema(function.get("parameters"))}
+
+
+@functools.lru_cache(maxsize=1024)
+def _validator(schema_json: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads(schema_json))
+
+
+def _without_optional_nulls(value: Any, schema: Mapping[str, Any]) -> Any:
+    """Models often send `null` for an optional parameter they mean to leave out."""
+    if not isinstance(value, dict) or schema.get("type") != "object":
+        if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+            return [_without_optional_nulls(item, schema["items"]) for item in value]
+        return value
+    properties, required = schema.get("properties", {}), set(schema.get("required", ()))
+    return {
+        key: _without_optional_nulls(item, properties.get(key, {}))
+        for key, item in value.items()
+        if not (item is None and key not in required)
+    }
+
+
+_JSON_TYPES = {"string": "a string", "number": "a number", "boolean": "true or false", "object": "an object", "array": "an array"}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _path(parts: Iterable[Any]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _messages(error: ValidationError, function: str) -> list[str]:
+    here = _path(error.absolute_path)
+    where = f"argument '{here}'" if here else "arguments"
+
+    def child(name: str) -> str:
+        return f"argument '{_path([*error.absolute_path, name])}'"
+
+    if error.validator == "required":
+        missing = [name for name in error.validator_value if isinstance(error.instance, dict) and name not in error.instance]
+        return [f"{child(name)}: is required" for name in missing]
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = list(error.schema.get("properties", {}))
+        owner = f"of {function}" if not here else f"of '{here}'"
+        allowed = f" (allowed: {', '.join(known)})" if known else " (it takes none)"
+        return [f"{child(name)}: is not a parameter {owner}{allowed}" for name in error.instance if name not in known]
+    if error.validator == "type":
+        expected = _JSON_TYPES.get(str(error.validator_value), str(error.validator_value))
+        if not here:
+            return [f"arguments: must be {expected}, got {_json_type(error.instance)}"]
+        return [f"{where}: must be {expected}, got {_json_type(error.instance)}"]
+    if error.validator == "enum":
+        allowed = ", ".join(json.dumps(value) for value in error.validator_value)
+        return [f"{where}: must be one of {allowed}, got {_truncated_text(json.dumps(error.instance, default=str), 80)}"]
+    return [f"{where}: {error.message}"]
+
+
+def check_arguments(function: str, schema: Mapping[str, Any], arguments: Any) -> dict[str, Any]:
+    """The arguments to run with (optional nulls removed); ToolError naming each broken rule."""
+    arguments = _without_optional_nulls(arguments, schema)
+    validator = _validator(json.dumps(schema))
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(map(str, e.absolute_path)), str(e.validator)))
+    if not errors:
+        return arguments
+    messages = [message for error in errors for message in _messages(error, function)]
+    shown = messages[:_MAX_REPORTED_ERRORS] + (
+        [f"and {len(messages) - _MAX_REPORTED_ERRORS} more"] if len(messages) > _MAX_REPORTED_ERRORS else []
+    )
+    raise ToolError(f"invalid arguments for {function}: {'; '.join(shown)}. Nothing was run; correct the arguments and call again.")
+
+
+# --- calls --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Runnable:
+    """What a call needs of the tool, copied out of the model instance (no database access later)."""
+
+    tool_id: str
+    execution_type: str
+    timeout: float
+    code: str
+    url: str
+    auth: dict[str, Any] | None
+    function_arn: str
+
+    @classmethod
+    def of(cls, tool: ToolDefinition) -> _Runnable:
+        auth = None
+        if isinstance(tool.auth, Mapping):
+            # Only the credentials: a stored auth.token (the spec's cache field) is not used.
+            auth = {key: tool.auth.get(key) for key in ("clientId", "clientSecret", "tokenUrl")}
+        return cls(
+            tool_id=tool.tool_id,
+            execution_type=tool.execution_type,
+            timeout=float(tool.execution_timeout or 30),
+            code=tool.code,
+            url=tool.url,
+            auth=auth,
+            function_arn=tool.function_arn,
+        )
+
+    async def run(self, event: dict[str, Any]) -> Any:
+        if self.execution_type == ExecutionType.INLINE:
+            return await run_inline(self.code, event, timeout=self.timeout)
+        if self.execution_type == ExecutionType.MCP:
+            return await call_mcp_tool(url=self.url, event=event, timeout=self.timeout, auth=self.auth)
+        if self.execution_type == ExecutionType.FUNCTION:
+            return await call_function(self.function_arn, event, timeout=self.timeout)
+        raise ToolError(f"tool {self.tool_id} has an unknown executionType {self.execution_type!r}")
+
+
+def _check_size(result: Any) -> None:
+    try:
+        text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise ToolError(f"the result cannot be converted to JSON ({exc})") from None
+    size = len(text.encode())
+    if size > settings.CHAT_TOOL_RESULT_MAX_BYTES:
+        raise ToolError(f"the result is {size} bytes of JSON, over the limit of {settings.CHAT_TOOL_RESULT_MAX_BYTES} bytes")
+
+
+def _spec(
+    runnable: _Runnable,
+    function: Mapping[str, Any],
+    base: dict[str, Any],
+    record: Callable[[ToolTrace], None],
+) -> llm.ToolSpec:
+    name = str(function["name"])
+    schema = parameters_json_schema(function)
+    limit = settings.CHAT_TOOL_TRACE_MAX_CHARS
+
+    async def run(arguments: Any) -> Any:
+        params = check_arguments(name, schema, arguments)
+        event = {"toolId": runnable.tool_id, "function": name, "parameters": params, **base}
+        try:
+            # The executors bound themselves too; this is the one bound every type shares.
+            async with asyncio.timeout(runnable.timeout + _SHARED_BOUND_GRACE_SECONDS):
+                result = await runnable.run(event)
+        except TimeoutError:
+            raise timed_out(runnable.timeout) from None
+        except ToolError:
+            raise
+        except Exception as exc:  # an executor's bug: still only this tool's failure
+            logger.exception("tool %s (%s) failed unexpectedly", runnable.tool_id, name)
+            raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+        _check_size(result)
+        return result
+
+    async def call(arguments: dict[str, Any]) -> Any:
+        started = time.perf_counter()
+
+        def trace(outcome: Outcome, *, result: Any = None, error: str | None = None) -> None:
+            duration_ms = round((time.perf_counter() - started) * 1000, 3)
+            record(
+                ToolTrace(
+                    tool_id=runnable.tool_id,
+                    function=name,
+                    arguments=_truncated(arguments, limit),
+                    duration_ms=duration_ms,
+                    outcome=outcome,
+                    result=_truncated(result, limit) if outcome == "ok" else None,
+                    error=_truncated_text(error, limit) if error is not None else None,
+                )
+            )
+
+        try:
+            result = await run(arguments)
+        except ToolError as exc:
+            exc.message = _truncated_text(exc.message, limit)
+            trace(exc.outcome, error=exc.message)
+            raise
+        except asyncio.CancelledError:
+            trace("error", error="cancelled: the turn ended before the tool answered")
+            raise
+        trace("ok", result=result)
+        return result
+
+    description = function.get("description") if isinstance(function.get("description"), str) else ""
+    return llm.ToolSpec(
+        name=name,
+        description=description,
+        parameters_json_schema=schema,
+        call=call,
+        timeout=runnable.timeout + _BACKSTOP_SECONDS,
+    )
+
+
+# --- the toolset of a turn ----------------------------------------------------------------------
+
+
+def resolved_tool_ids(agent_tool_ids: Iterable[str], tool_overrides: Mapping[str, str] | None) -> list[str]:
+    """The agent's tool ids with rollout `toolOverrides` applied (one swap each, not chained),
+    in order, each once."""
+    overrides = tool_overrides or {}
+    out: list[str] = []
+    for tool_id in agent_tool_ids:
+        swapped = overrides.get(tool_id, tool_id)
+        if isinstance(swapped, str) and swapped and swapped not in out:
+            out.append(swapped)
+    return out
+
+
+def build_toolset(
+    tools: Mapping[str, ToolDefinition],
+    tool_ids: Iterable[str],
+    *,
+    user: Mapping[str, Any],
+    event_base: Mapping[str, Any],
+    on_trace: Callable[[ToolTrace], None] | None = None,
+) -> Toolset:
+    """The toolset of `tool_ids` (already swapped) from the loaded `tools`; no database access."""
+    toolset = Toolset()
+    activation = activation_for(user)
+    base = {key: event_base.get(key) for key in EVENT_FIELDS}
+    if base["userId"] is None:
+        base["userId"] = user.get("userId")
+    if base["customData"] is None:
+        base["customData"] = dict(user.get("customData") or {})
+
+    def record(trace: ToolTrace) -> None:
+        toolset.traces.append(trace)
+        if on_trace is not None:
+            try:
+                on_trace(trace)
+            except Exception:  # a listener's failure is not the tool's
+                logger.exception("on_trace failed for tool %s", trace.tool_id)
+
+    for tool_id in tool_ids:
+        tool = tools.get(tool_id)
+        if tool is None:
+            toolset.skipped[tool_id] = "missing"
+            continue
+        if tool.lifecycle_status == LifecycleStatus.RETIRED:
+            toolset.skipped[tool_id] = "retired"
+            continue
+        if not rules_allow(tool.access_rules, activation):
+            toolset.skipped[tool_id] = "denied by its access rules"
+            continue
+        runnable = _Runnable.of(tool)
+        for function in tool.function_schema or []:
+            if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+                continue
+            name = function["name"]
+            if name in toolset.tool_ids:
+                # The agent write refuses this (CONTRACT §7); overrides can still bring it about.
+                toolset.skipped[tool_id] = f"function {name} is already offered by {toolset.tool_ids[name]}"
+                logger.warning("tool %s: function %s is already offered by %s", tool_id, name, toolset.tool_ids[name])
+                continue
+            toolset.tool_ids[name] = tool_id
+            toolset.specs.append(_spec(runnable, function, base, record))
+    return toolset
+
+
+def toolset_for(
+    *,
+    agent_tool_ids: list[str],
+    tool_overrides: Mapping[str, str] | None,
+    user: Mapping[str, Any],
+    event_base: Mapping[str, Any],
+    on_trace: Callable[[ToolTrace], None] | None = None,
+) -> Toolset:
+    """The toolset a turn offers: reads the tools (one query), then build_toolset.
+
+    `user`: wire fields userId, email, firstName, lastName, userType, roles, customData (access
+    rules see them as `user.*`). `event_base`: userId, sessionId, chatAppId, agentId, customData,
+    timezone. `on_trace` is called with each ToolTrace as its call ends (e.g. to stream it).
+    """
+    tool_ids = resolved_tool_ids(agent_tool_ids, tool_overrides)
+    return build_toolset(tools_by_ids(tool_ids), tool_ids, user=user, event_base=event_base, on_trace=on_trace)
+
+
+async def atoolset_for(
+    *,
+    agent_tool_ids: list[str],
+    tool_overrides: Mapping[str, str] | None,
+    user: Mapping[str, Any],
+    event_base: Mapping[str, Any],
+    on_trace: Callable[[ToolTrace], None] | None = None,
+) -> Toolset:
+    """toolset_for from async code (the query runs in a thread, as the ORM requires)."""
+    tool_ids = resolved_tool_ids(agent_tool_ids, tool_overrides)
+    tools = await sync_to_async(tools_by_ids)(tool_ids)
+    return build_toolset(tools, tool_ids, user=user, event_base=event_base, on_trace=on_trace)
