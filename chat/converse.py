@@ -45,6 +45,7 @@ from chatplatform.api.permissions import is_admin
 from directives.selection import select
 from directives.selectors import directives_candidates
 from tags.selectors import instructions_for
+from tools.toolset import ToolTrace, atoolset_for
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +101,9 @@ class _Prepared:
     candidates: list[Any]
     model: str
     verification_model: str
+    tool_ids: list[str]
+    tool_overrides: dict[str, str]
+    timezone: str | None
 
 
 def user_fields(user: ChatUser) -> dict[str, Any]:
@@ -182,6 +186,9 @@ def _prepare(body: dict[str, Any], caller: ChatUser) -> _Prepared:
         candidates=candidates,
         model=agent.foundation_model or settings.CHAT_DEFAULT_MODEL,
         verification_model=agent.verification_foundation_model or settings.CHAT_VERIFICATION_MODEL,
+        tool_ids=list(agent.tool_ids or []),
+        tool_overrides=dict((agent.rollout_policy or {}).get("toolOverrides") or {}),
+        timezone=body.get("timezone"),
     )
 
 
@@ -240,12 +247,18 @@ Emit = Callable[[TurnEvent | None], None]
 
 
 async def _stream(
-    emit: Emit, *, model: str, system_prompt: str, history: list[llm.HistoryMessage], message: str
+    emit: Emit, *, model: str, system_prompt: str, history: list[llm.HistoryMessage], message: str, tools: list[llm.ToolSpec]
 ) -> tuple[str, llm.Usage, str]:
     """One streamed model reply, each delta emitted as it arrives; (text, usage, canonical model)."""
-    # TOOLSET: the tools issue passes the agent's toolset here (tools=build_toolset(...)); until then none.
-    tools = None
-    async for event in llm.stream_reply(model=model, system_prompt=system_prompt, history=history, message=message, tools=tools):
+    events = llm.stream_reply(
+        model=model,
+        system_prompt=system_prompt,
+        history=history,
+        message=message,
+        tools=tools or None,
+        max_round_trips=settings.CHAT_TOOL_MAX_ROUND_TRIPS,
+    )
+    async for event in events:
         if isinstance(event, llm.TextDelta):
             emit(TurnEvent("delta", {"text": event.text}))
         elif isinstance(event, llm.ReplyDone):
@@ -273,7 +286,9 @@ def parse_grade(text: str) -> tuple[str | None, str]:
     return (grade.group(1).upper() if grade else None), (feedback.group(1).strip() if feedback else "")
 
 
-async def _verify(emit: Emit, prep: _Prepared, ledger: _Ledger, history: list[llm.HistoryMessage], answer: str) -> tuple[str, list]:
+async def _verify(
+    emit: Emit, prep: _Prepared, ledger: _Ledger, history: list[llm.HistoryMessage], answer: str, tools: list[llm.ToolSpec]
+) -> tuple[str, list]:
     """verifyResponse: grade the answer; at or beyond the threshold ask once more and append the correction."""
     started = time.perf_counter()
     try:
@@ -308,9 +323,36 @@ async def _verify(emit: Emit, prep: _Prepared, ledger: _Ledger, history: list[ll
         system_prompt=prep.system_prompt,
         history=[*history, llm.HistoryMessage("user", prep.message), llm.HistoryMessage("assistant", answer)],
         message=correction,
+        tools=tools,
     )
     _trace(emit, prep, ledger.add("reprompt", model, usage, _ms(started)))
     return f"{answer}{CORRECTIONS_HEADING}{text}", [verification]
+
+
+async def _toolset(prep: _Prepared, session_id: Any, ledger: _Ledger, emit: Emit) -> list[llm.ToolSpec]:
+    """The agent's tools this user may use (issue 5), each call recorded in the message's traces
+    and streamed as a `trace` event when the traces feature is on."""
+
+    def on_trace(trace: ToolTrace) -> None:
+        wire = trace.as_wire()
+        ledger.traces.append(wire)
+        _trace(emit, prep, wire)
+
+    toolset = await atoolset_for(
+        agent_tool_ids=prep.tool_ids,
+        tool_overrides=prep.tool_overrides,
+        user=user_fields(prep.user),
+        event_base={
+            "userId": prep.user.pk,
+            "sessionId": str(session_id),
+            "chatAppId": prep.chat_app_id,
+            "agentId": prep.agent_id,
+            "customData": dict(prep.user.custom_data or {}),
+            "timezone": prep.timezone,
+        },
+        on_trace=on_trace,
+    )
+    return toolset.specs
 
 
 def _trace(emit: Emit, prep: _Prepared, trace: dict[str, Any]) -> None:
@@ -369,12 +411,15 @@ async def _execute(prep: _Prepared, emit: Emit) -> None:
             if selection.chosen:
                 system_prompt = _with_directives(system_prompt, selection.chosen)
                 prep.system_prompt = system_prompt  # a reprompt keeps the chosen directives
+        tools = await _toolset(prep, session_id, ledger, emit)
         model_started = time.perf_counter()
-        text, usage, model = await _stream(emit, model=prep.model, system_prompt=system_prompt, history=history, message=prep.message)
+        text, usage, model = await _stream(
+            emit, model=prep.model, system_prompt=system_prompt, history=history, message=prep.message, tools=tools
+        )
         _trace(emit, prep, ledger.add("model", model, usage, _ms(model_started)))
         verifications: list[dict[str, Any]] = []
         if _on(prep.features, "verifyResponse"):
-            text, verifications = await _verify(emit, prep, ledger, history, text)
+            text, verifications = await _verify(emit, prep, ledger, history, text, tools)
         message_usage = ledger.usage()
         answer = await _db(services.turn_finish)(
             session_id=session_id,
