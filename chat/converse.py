@@ -44,7 +44,7 @@ from chatplatform.api.exceptions import handle
 from chatplatform.api.permissions import is_admin
 from directives.selection import select
 from directives.selectors import directives_candidates
-from tags.selectors import instructions_for
+from tags.selectors import instructions_for, tags_usable_by
 from tools.toolset import ToolTrace, atoolset_for
 
 logger = logging.getLogger(__name__)
@@ -104,6 +104,7 @@ class _Prepared:
     tool_ids: list[str]
     tool_overrides: dict[str, str]
     timezone: str | None
+    tool_tags: frozenset[str]  # `scope.tag` a tool may emit in this chat app (issue 5)
 
 
 def user_fields(user: ChatUser) -> dict[str, Any]:
@@ -163,7 +164,11 @@ def _prepare(body: dict[str, Any], caller: ChatUser) -> _Prepared:
         raise PermissionDenied(decision.reason)
     site = settings.CHAT_SITE_FEATURES
     features = narrow_features(resolve_features(site=site, app=app.features or {}), body["features"])
-    tag_text = instructions_for(site_features=site, app_features=app.features or {}) if _on(features, "tags") else ""
+    tag_text, tool_tags = "", frozenset[str]()
+    if _on(features, "tags"):
+        tag_text = instructions_for(site_features=site, app_features=app.features or {})
+        usable = tags_usable_by(site_features=site, app_features=app.features or {})
+        tool_tags = frozenset(f"{d.scope}.{d.tag}" for d in usable if d.can_be_generated_by_tool)
     system_prompt = render_system_prompt(
         base_prompt=agent.base_prompt, user=fields, company_name=settings.CHAT_COMPANY_NAME, tag_instructions=tag_text
     )
@@ -189,6 +194,7 @@ def _prepare(body: dict[str, Any], caller: ChatUser) -> _Prepared:
         tool_ids=list(agent.tool_ids or []),
         tool_overrides=dict((agent.rollout_policy or {}).get("toolOverrides") or {}),
         timezone=body.get("timezone"),
+        tool_tags=tool_tags,
     )
 
 
@@ -351,6 +357,7 @@ async def _toolset(prep: _Prepared, session_id: Any, ledger: _Ledger, emit: Emit
             "timezone": prep.timezone,
         },
         on_trace=on_trace,
+        allowed_tags=prep.tool_tags,
     )
     return toolset.specs
 

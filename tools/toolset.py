@@ -25,6 +25,7 @@ import asyncio
 import functools
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -270,6 +271,22 @@ class _Runnable:
         raise ToolError(f"tool {self.tool_id} has an unknown executionType {self.execution_type!r}")
 
 
+# A widget tag in text: `<scope.tag ...>`, `</scope.tag>` or `<scope.tag .../>` (CONTRACT §7).
+_TAG = re.compile(r"</?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)(?:\s[^<>]*)?/?>")
+
+
+def strip_disallowed_tags(value: Any, allowed: frozenset[str]) -> Any:
+    """`value` with the markup of every widget tag not in `allowed` removed from its strings (the
+    text between the markup stays). A tag a tool may emit passes through unchanged."""
+    if isinstance(value, str):
+        return _TAG.sub(lambda match: match.group(0) if match.group(1) in allowed else "", value)
+    if isinstance(value, list):
+        return [strip_disallowed_tags(item, allowed) for item in value]
+    if isinstance(value, dict):
+        return {key: strip_disallowed_tags(item, allowed) for key, item in value.items()}
+    return value
+
+
 def _check_size(result: Any) -> None:
     try:
         text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
@@ -285,6 +302,7 @@ def _spec(
     function: Mapping[str, Any],
     base: dict[str, Any],
     record: Callable[[ToolTrace], None],
+    allowed_tags: frozenset[str],
 ) -> llm.ToolSpec:
     name = str(function["name"])
     schema = parameters_json_schema(function)
@@ -305,7 +323,7 @@ def _spec(
             logger.exception("tool %s (%s) failed unexpectedly", runnable.tool_id, name)
             raise ToolError(f"{type(exc).__name__}: {exc}") from exc
         _check_size(result)
-        return result
+        return strip_disallowed_tags(result, allowed_tags)
 
     async def call(arguments: dict[str, Any]) -> Any:
         started = time.perf_counter()
@@ -368,8 +386,13 @@ def build_toolset(
     user: Mapping[str, Any],
     event_base: Mapping[str, Any],
     on_trace: Callable[[ToolTrace], None] | None = None,
+    allowed_tags: frozenset[str] = frozenset(),
 ) -> Toolset:
-    """The toolset of `tool_ids` (already swapped) from the loaded `tools`; no database access."""
+    """The toolset of `tool_ids` (already swapped) from the loaded `tools`; no database access.
+
+    `allowed_tags` (`scope.tag`) are the widget tags tools may emit in this chat app; the markup
+    of any other tag is stripped from results before the model sees them.
+    """
     toolset = Toolset()
     activation = activation_for(user)
     base = {key: event_base.get(key) for key in EVENT_FIELDS}
@@ -408,7 +431,7 @@ def build_toolset(
                 logger.warning("tool %s: function %s is already offered by %s", tool_id, name, toolset.tool_ids[name])
                 continue
             toolset.tool_ids[name] = tool_id
-            toolset.specs.append(_spec(runnable, function, base, record))
+            toolset.specs.append(_spec(runnable, function, base, record, allowed_tags))
     return toolset
 
 
@@ -419,6 +442,7 @@ def toolset_for(
     user: Mapping[str, Any],
     event_base: Mapping[str, Any],
     on_trace: Callable[[ToolTrace], None] | None = None,
+    allowed_tags: frozenset[str] = frozenset(),
 ) -> Toolset:
     """The toolset a turn offers: reads the tools (one query), then build_toolset.
 
@@ -427,7 +451,7 @@ def toolset_for(
     timezone. `on_trace` is called with each ToolTrace as its call ends (e.g. to stream it).
     """
     tool_ids = resolved_tool_ids(agent_tool_ids, tool_overrides)
-    return build_toolset(tools_by_ids(tool_ids), tool_ids, user=user, event_base=event_base, on_trace=on_trace)
+    return build_toolset(tools_by_ids(tool_ids), tool_ids, user=user, event_base=event_base, on_trace=on_trace, allowed_tags=allowed_tags)
 
 
 async def atoolset_for(
@@ -437,8 +461,9 @@ async def atoolset_for(
     user: Mapping[str, Any],
     event_base: Mapping[str, Any],
     on_trace: Callable[[ToolTrace], None] | None = None,
+    allowed_tags: frozenset[str] = frozenset(),
 ) -> Toolset:
     """toolset_for from async code (the query runs in a thread, as the ORM requires)."""
     tool_ids = resolved_tool_ids(agent_tool_ids, tool_overrides)
     tools = await sync_to_async(tools_by_ids)(tool_ids)
-    return build_toolset(tools, tool_ids, user=user, event_base=event_base, on_trace=on_trace)
+    return build_toolset(tools, tool_ids, user=user, event_base=event_base, on_trace=on_trace, allowed_tags=allowed_tags)

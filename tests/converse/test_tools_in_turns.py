@@ -11,6 +11,7 @@ from agents.models import AgentDefinition
 from chat.models import ChatApp, ChatMessage
 from tests.converse.helpers import converse, converse_sse
 from tests.peers import Reply, ToolCall
+from tests.tags.factories import TagDefinitionFactory
 from tests.tools_exec.factories import ToolFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -76,3 +77,35 @@ async def test_a_retired_tool_is_not_offered(adder, async_client_for, openai_ser
     await converse(async_client_for("alice"))
 
     assert "tools" not in openai_server.requests[0]
+
+
+@pytest.fixture
+def tag_tool(app, settings):
+    """Tags on site-wide and in `app`; `ui.chart` may come from tools, `ui.secret` may not; the
+    agent's tool returns text holding both."""
+    settings.CHAT_SITE_FEATURES = {"tags": {"enabled": True}}
+    ChatApp.objects.filter(pk="support").update(features={"tags": {"enabled": True}})
+    TagDefinitionFactory(scope="ui", tag="chart", can_be_generated_by_tool=True)
+    TagDefinitionFactory(scope="ui", tag="secret", can_be_generated_by_tool=False)
+    code = """(event, params) => 'Here: <ui.chart>{"v": [1, 2]}</ui.chart> and <ui.secret x="1">hidden</ui.secret><ui.secret/>'"""
+    tool = ToolFactory(tool_id="widgets@1", code=code, function_schema=[{"name": "widgets", "description": "Widgets", "parameters": {}}])
+    AgentDefinition.objects.filter(pk="helper").update(tool_ids=[tool.tool_id])
+
+
+async def test_tags_a_tool_may_emit_pass_through_and_others_are_stripped(tag_tool, async_client_for, openai_server):
+    openai_server.script([Reply(tool_calls=[ToolCall("widgets", {})]), Reply(text="Done.")])
+
+    response = await converse(async_client_for("alice"))
+
+    assert response.status_code == 200, response.json()
+    result = tool_messages(openai_server.requests[1])[0]["content"]  # a string result goes as text
+    assert result == 'Here: <ui.chart>{"v": [1, 2]}</ui.chart> and hidden'
+
+
+async def test_with_tags_off_for_the_chat_app_no_tag_from_a_tool_passes(tag_tool, async_client_for, openai_server):
+    await ChatApp.objects.filter(pk="support").aupdate(features={})
+    openai_server.script([Reply(tool_calls=[ToolCall("widgets", {})]), Reply(text="Done.")])
+
+    await converse(async_client_for("alice"))
+
+    assert tool_messages(openai_server.requests[1])[0]["content"] == 'Here: {"v": [1, 2]} and hidden'
