@@ -32,8 +32,13 @@ class Budget:
             "X-RateLimit-Reset": str(self.reset),
         }
 
-    def retry_after(self, now: float | None = None) -> int:
-        return max(1, self.reset - int(now if now is not None else time.time()))
+    def retry_after(self) -> int:
+        return max(1, self.reset - int(now()))
+
+
+def now() -> float:
+    """The limiter's clock (tests pin it so that a window cannot roll over mid-test)."""
+    return time.time()
 
 
 def _count(key: str, window: int) -> int:
@@ -59,7 +64,7 @@ def hit(scope: str, identity: str) -> Budget:
     """Count one request of `identity` against `scope` and return what is left of the budget."""
     limit = settings.CHAT_RATE_LIMITS[scope]
     window = settings.CHAT_RATE_LIMIT_WINDOW_SECONDS
-    now = int(time.time())
-    start = now - now % window
+    current = int(now())
+    start = current - current % window
     used = _count(f"rl:{scope}:{identity}:{start}", window)
     return Budget(limit=limit, remaining=limit - used, reset=start + window)

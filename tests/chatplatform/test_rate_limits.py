@@ -10,8 +10,18 @@ import httpx
 import pytest
 from django.db import connection
 
+from chatplatform.api import ratelimit
 from tests.conftest import assert_error, bearer_token
 from tests.servers import asgi_server, database_url_of_test_db
+
+NOW = time.time()
+
+
+@pytest.fixture(autouse=True)
+def _pinned_clock(monkeypatch):
+    """Windows are aligned to the clock: a test spanning a minute boundary would see its budget
+    reset halfway. The limiter's clock stands still here instead."""
+    monkeypatch.setattr(ratelimit, "now", lambda: NOW)
 
 
 def test_headers_are_present_and_count_down(user_client):
@@ -21,7 +31,7 @@ def test_headers_are_present_and_count_down(user_client):
     assert int(first["X-RateLimit-Remaining"]) == 99
     assert int(second["X-RateLimit-Remaining"]) == 98
     reset = int(first["X-RateLimit-Reset"])
-    assert time.time() < reset <= time.time() + 60
+    assert NOW < reset <= NOW + 60
 
 
 def test_101st_chat_request_in_a_minute_is_429_while_another_user_is_served(client_for):
@@ -59,7 +69,8 @@ def test_limits_are_configurable_by_settings(user_client, settings):
 def test_two_server_processes_share_one_budget(transactional_db):
     if connection.vendor != "postgresql":
         pytest.skip("the server processes need a database they can share with the test")
-    env = {"DATABASE_URL": database_url_of_test_db(), "CHAT_RATE_LIMITS": '{"chat": 10}'}
+    # Other processes keep the real clock: an hour-long window makes a rollover mid-test unlikely.
+    env = {"DATABASE_URL": database_url_of_test_db(), "CHAT_RATE_LIMITS": '{"chat": 10}', "CHAT_RATE_LIMIT_WINDOW_SECONDS": "3600"}
     headers = {"Authorization": f"Bearer {bearer_token('shared-budget-user')}"}
     with asgi_server(env) as one, asgi_server(env) as two:
         statuses = [httpx.get(f"{base}/api/chat/user", headers=headers, timeout=10).status_code for base in [one, two] * 6]
