@@ -37,7 +37,7 @@ from agents.selectors import agent_get
 from chat import selectors, services
 from chat.features import KNOWN_FEATURES, resolve_features
 from chat.models import ChatUser
-from chat.serializers import ConverseRequestSerializer
+from chat.serializers import ChatUserSerializer, ConverseRequestSerializer
 from chatplatform import llm
 from chatplatform.api.errors import ApiError, Code, PermissionDenied
 from chatplatform.api.exceptions import handle
@@ -108,16 +108,8 @@ class _Prepared:
 
 
 def user_fields(user: ChatUser) -> dict[str, Any]:
-    """A user's wire fields, as prompts and access conditions see them."""
-    return {
-        "userId": user.user_id,
-        "email": user.email,
-        "firstName": user.first_name,
-        "lastName": user.last_name,
-        "userType": user.user_type,
-        "roles": list(user.roles or []),
-        "customData": dict(user.custom_data or {}),
-    }
+    """A user's wire fields, as prompts and access conditions see them (docs/access-rules.md)."""
+    return dict(ChatUserSerializer(user).data)
 
 
 def narrow_features(resolved: dict[str, Any], requested: dict[str, Any]) -> dict[str, Any]:

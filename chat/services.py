@@ -243,30 +243,26 @@ def turn_finish(
             execution_duration=execution_duration,
             timestamp=now,
         )
-        ChatSession.objects.filter(pk=session_id).update(
-            input_tokens=F("input_tokens") + usage["inputTokens"],
-            output_tokens=F("output_tokens") + usage["outputTokens"],
-            total_tokens=F("total_tokens") + usage["totalTokens"],
-            input_cost=F("input_cost") + usage["inputCost"],
-            output_cost=F("output_cost") + usage["outputCost"],
-            total_cost=F("total_cost") + usage["totalCost"],
-            last_message_id=answer.pk,
-            last_update=now,
-        )
+        ChatSession.objects.filter(pk=session_id).update(**_usage_increments(usage), last_message_id=answer.pk, last_update=now)
         ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=now)
     return answer
 
 
 def session_add_usage(*, session_id: uuid.UUID, usage: dict[str, Any]) -> None:
     """Count a side call made outside a turn's message (the title) in the session's totals."""
-    ChatSession.objects.filter(pk=session_id).update(
-        input_tokens=F("input_tokens") + usage["inputTokens"],
-        output_tokens=F("output_tokens") + usage["outputTokens"],
-        total_tokens=F("total_tokens") + usage["totalTokens"],
-        input_cost=F("input_cost") + usage["inputCost"],
-        output_cost=F("output_cost") + usage["outputCost"],
-        total_cost=F("total_cost") + usage["totalCost"],
-    )
+    ChatSession.objects.filter(pk=session_id).update(**_usage_increments(usage))
+
+
+def _usage_increments(usage: dict[str, Any]) -> dict[str, Any]:
+    """A ChatMessageUsage added to a session's totals atomically (F(): no read-modify-write race)."""
+    return {
+        "input_tokens": F("input_tokens") + usage["inputTokens"],
+        "output_tokens": F("output_tokens") + usage["outputTokens"],
+        "total_tokens": F("total_tokens") + usage["totalTokens"],
+        "input_cost": F("input_cost") + usage["inputCost"],
+        "output_cost": F("output_cost") + usage["outputCost"],
+        "total_cost": F("total_cost") + usage["totalCost"],
+    }
 
 
 def session_set_title(*, session_id: uuid.UUID, title: str, only_if_untitled: bool = False) -> bool:
