@@ -201,7 +201,7 @@ def _messages(error: ValidationError, function: str) -> list[str]:
         missing = [name for name in error.validator_value if isinstance(error.instance, dict) and name not in error.instance]
         return [f"{child(name)}: is required" for name in missing]
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        known = list(error.schema.get("properties", {}))
+        known = sorted(error.schema.get("properties", {}))  # sorted: jsonb (PostgreSQL) does not keep key order
         owner = f"of {function}" if not here else f"of '{here}'"
         allowed = f" (allowed: {', '.join(known)})" if known else " (it takes none)"
         return [f"{child(name)}: is not a parameter {owner}{allowed}" for name in error.instance if name not in known]

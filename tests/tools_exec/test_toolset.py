@@ -175,7 +175,7 @@ def test_a_function_name_already_offered_by_another_tool_is_not_offered_twice() 
         ({"city": "Oslo", "days": [1, "two"]}, "argument 'days[1]': must be a number, got a string"),
         ({"city": "Oslo", "options": {}}, "argument 'options.detailed': is required"),
         ({"city": "Oslo", "options": {"detailed": True, "x": 1}}, "argument 'options.x': is not a parameter of 'options'"),
-        ({"city": "Oslo", "country": "NO"}, "argument 'country': is not a parameter of get_weather (allowed: city, unit, days, options)"),
+        ({"city": "Oslo", "country": "NO"}, "argument 'country': is not a parameter of get_weather (allowed: city, days, options, unit)"),
         ({"city": True}, "argument 'city': must be a string, got a boolean"),
     ],
 )
