@@ -23,7 +23,6 @@ import base64
 import itertools
 import json
 import secrets
-import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -31,9 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+
+from tests.peers.threaded import ThreadedServer
 
 __all__ = ["McpPeer", "shared_mcp_peer"]
 
@@ -68,8 +68,7 @@ class McpPeer:
         self.tokens_issued = 0
         self.unauthorized = 0  # MCP requests answered 401
         self._calls: list[RecordedCall] = []
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: ThreadedServer | None = None
         self.port = 0
         self._mcp_app = self._build_mcp().streamable_http_app()
 
@@ -109,40 +108,15 @@ class McpPeer:
     # --- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> McpPeer:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(1024)
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self._app,
-            interface="asgi3",
-            lifespan="on",  # the MCP app runs its session manager in the lifespan
-            log_config=None,
-            log_level="warning",
-            access_log=False,
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, name="mcp-peer", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the MCP peer did not start")
-            time.sleep(0.005)
+        # Graceful stop first, so the MCP app's lifespan shuts its session manager down.
+        self._serving = ThreadedServer(self._app, name="mcp-peer", lifespan="on", graceful=2)
+        self.port = self._serving.start()
         return self
 
     def stop(self) -> None:
-        if self._server is None or self._thread is None:
-            return
-        # Graceful first, so the MCP app's lifespan shuts its session manager down; then forced,
-        # for `slow` calls still sleeping.
-        self._server.should_exit = True
-        self._thread.join(timeout=2)
-        self._server.force_exit = True
-        self._thread.join(timeout=5)
-        self._server = self._thread = None
+        if self._serving is not None:
+            self._serving.stop()
+            self._serving = None
 
     def __enter__(self) -> McpPeer:
         return self.start()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 import threading
 import time
 import uuid
@@ -24,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
+from tests.peers.threaded import ThreadedServer
 
 __all__ = ["OpenAIServer", "Reply", "ToolCall"]
 
@@ -97,8 +96,7 @@ class OpenAIServer:
         self._script: list[Reply] = []
         self._reply_fn: Callable[[dict[str, Any]], Reply] | None = None
         self.unscripted = 0
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: ThreadedServer | None = None
         self.port = 0
 
     # --- scripting and inspection (called from the test's thread) ----------------------------
@@ -139,39 +137,14 @@ class OpenAIServer:
     # --- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> OpenAIServer:
-        # Bind before starting so the port is known at once and no other process can take it.
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(2048)  # the converse benchmark connects 500 clients at once
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self._app,
-            interface="asgi3",  # a bound method fools uvicorn's ASGI2/3 detection
-            lifespan="off",
-            log_config=None,  # leave the test process's logging configuration alone
-            log_level="warning",
-            access_log=False,
-            timeout_graceful_shutdown=1,
-            backlog=2048,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, name="openai-server", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the scripted OpenAI server did not start")
-            time.sleep(0.005)
+        self._serving = ThreadedServer(self._app, name="openai-server", backlog=2048)  # the converse bench connects 500 at once
+        self.port = self._serving.start()
         return self
 
     def stop(self) -> None:
-        if self._server is None or self._thread is None:
-            return
-        self._server.should_exit = True
-        self._server.force_exit = True  # do not wait for scripted streams still sleeping
-        self._thread.join(timeout=5)
-        self._server = self._thread = None
+        if self._serving is not None:
+            self._serving.stop()
+            self._serving = None
 
     def __enter__(self) -> OpenAIServer:
         return self.start()
