@@ -167,8 +167,8 @@ def main() -> None:
     levels = [1, *(int(level) for level in args.concurrency.split(",") if level)]
 
     model = subprocess.Popen(
-        [sys.executable, "tests/peers/openai_server.py", "--tokens", str(args.tokens), "--first-token-delay", str(args.first_token_delay),
-         "--token-delay", str(args.token_delay)],
+        [sys.executable, "-m", "tests.peers.openai_server", "--tokens", str(args.tokens),
+         "--first-token-delay", str(args.first_token_delay), "--token-delay", str(args.token_delay)],
         cwd=ROOT, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

@@ -4,7 +4,7 @@ Two figures, in one run:
 
 - inline: `spec.call(...)` of an inline JavaScript tool (argument check, event, a fresh QuickJS
   context on the worker pool, JSON out, size check, trace). Target: p50 under 2 ms.
-- mcp: the same `add` call on an MCP server (tests/peers/mcp_server.py in its own process, bearer
+- mcp: the same `add` call on an MCP server (`python -m tests.peers.mcp_server` in its own process, bearer
   check on, token endpoint on loopback) through the toolset, against the official `mcp` client
   calling it directly on one warm session with the same token. Calls alternate between the two
   so both see the same machine. Target: ratio of p50s at most 1.2, with a warm token.
@@ -130,9 +130,8 @@ def main() -> None:
     print(f"inline tool, toolset call (fresh context)   {figures(inline)}   target p50 < 2 ms")
 
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "peers" / "mcp_server.py")],
+        [sys.executable, "-m", "tests.peers.mcp_server"],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,  # the MCP server logs every session at INFO
         text=True,

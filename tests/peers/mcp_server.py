@@ -269,7 +269,7 @@ def shared_mcp_peer() -> McpPeer:
 def main(argv: list[str] | None = None) -> None:
     """Serve the peer in its own process (benchmarks: the client under test keeps its CPU).
 
-    `python tests/peers/mcp_server.py [--no-auth]` prints one JSON line {url, tokenUrl, clientId,
+    `python -m tests.peers.mcp_server [--no-auth]` prints one JSON line {url, tokenUrl, clientId,
     clientSecret} and serves until interrupted.
     """
     import argparse

@@ -284,7 +284,7 @@ async def _send_json(send: Send, status: int, payload: dict[str, Any], extra_hea
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve one fixed reply to every request, in its own process (benchmarks: the client keeps the CPU).
 
-    `python tests/peers/openai_server.py --tokens 50 --first-token-delay 0.3 --token-delay 0.02`
+    `python -m tests.peers.openai_server --tokens 50 --first-token-delay 0.3 --token-delay 0.02`
     prints the base URL (for OPENAI_BASE_URL) and serves until interrupted.
     """
     import argparse
