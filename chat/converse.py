@@ -44,7 +44,7 @@ from chatplatform.api.exceptions import handle
 from chatplatform.api.permissions import is_admin
 from directives.selection import select
 from directives.selectors import directives_candidates
-from tags.selectors import instructions_for, tags_usable_by
+from tags.selectors import instructions_for, tags_for_tools
 from tools.toolset import ToolTrace, atoolset_for
 
 logger = logging.getLogger(__name__)
@@ -159,8 +159,7 @@ def _prepare(body: dict[str, Any], caller: ChatUser) -> _Prepared:
     tag_text, tool_tags = "", frozenset[str]()
     if _on(features, "tags"):
         tag_text = instructions_for(site_features=site, app_features=app.features or {})
-        usable = tags_usable_by(site_features=site, app_features=app.features or {})
-        tool_tags = frozenset(f"{d.scope}.{d.tag}" for d in usable if d.can_be_generated_by_tool)
+        tool_tags = tags_for_tools(site_features=site, app_features=app.features or {})
     system_prompt = render_system_prompt(
         base_prompt=agent.base_prompt, user=fields, company_name=settings.CHAT_COMPANY_NAME, tag_instructions=tag_text
     )

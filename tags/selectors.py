@@ -140,8 +140,6 @@ def instructions_for(*, site_features: dict[str, Any], app_features: dict[str, A
     Kept in the tag cache per tags configuration (a turn reads it on every message), unless one of
     the definitions it uses is `dontCacheThis`.
     """
-    site, app = _tags_feature(site_features), _tags_feature(app_features)
-    fingerprint = hashlib.sha256(json.dumps([site, app], sort_keys=True, default=str).encode()).hexdigest()
 
     def compute() -> tuple[str, bool]:
         parts, cacheable = [], True
@@ -154,5 +152,23 @@ def instructions_for(*, site_features: dict[str, Any], app_features: dict[str, A
                 parts.append(f'<tag-instructions type="{definition.scope}.{definition.tag}">\n{text}\n</tag-instructions>')
         return "\n\n".join(parts), cacheable
 
-    text, _ = cache.cached(f"instructions:{fingerprint}", compute, keep=lambda value: value[1])
+    text, _ = cache.cached(f"instructions:{_fingerprint(site_features, app_features)}", compute, keep=lambda value: value[1])
     return text
+
+
+def tags_for_tools(*, site_features: dict[str, Any], app_features: dict[str, Any]) -> frozenset[str]:
+    """The `scope.tag` references tools may emit in a chat app: usable there and
+    `canBeGeneratedByTool` (issue 5). Cached like `instructions_for`: a turn reads it every time."""
+
+    def compute() -> tuple[list[str], bool]:
+        usable = [d for d in tags_usable_by(site_features=site_features, app_features=app_features) if d.can_be_generated_by_tool]
+        return [f"{d.scope}.{d.tag}" for d in usable], not any(d.dont_cache_this for d in usable)
+
+    references, _ = cache.cached(f"tool-tags:{_fingerprint(site_features, app_features)}", compute, keep=lambda value: value[1])
+    return frozenset(references)
+
+
+def _fingerprint(site_features: dict[str, Any], app_features: dict[str, Any]) -> str:
+    """A cache key part for the tags configuration of a site and a chat app."""
+    site, app = _tags_feature(site_features), _tags_feature(app_features)
+    return hashlib.sha256(json.dumps([site, app], sort_keys=True, default=str).encode()).hexdigest()

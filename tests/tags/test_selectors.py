@@ -7,7 +7,7 @@ import pytest
 
 from tags.instructions import instruction_text, render_instruction_items
 from tags.models import TagDefinition, TagStatus, UsageMode
-from tags.selectors import instructions_for, tags_usable_by
+from tags.selectors import instructions_for, tags_for_tools, tags_usable_by
 from tests.tags.factories import TagDefinitionFactory
 
 ON = {"tags": {"enabled": True}}
@@ -99,6 +99,14 @@ def test_the_instructions_are_read_through_the_cache(catalogue, django_assert_nu
     first = instructions_for(site_features=SITE, app_features=APP)
     with django_assert_num_queries(0):
         assert instructions_for(site_features=SITE, app_features=APP) == first
+
+
+def test_tags_for_tools_are_the_usable_tags_tools_may_emit_read_through_the_cache(catalogue, django_assert_num_queries):
+    TagDefinition.objects.filter(tag="global-on").update(can_be_generated_by_tool=True)
+    first = tags_for_tools(site_features=SITE, app_features=APP)
+    assert first == frozenset({"demo.global-on"})
+    with django_assert_num_queries(0):
+        assert tags_for_tools(site_features=SITE, app_features=APP) == first
 
 
 def test_a_write_changes_the_cached_instructions(catalogue, admin_client):
