@@ -17,12 +17,11 @@ import asyncio
 import copy
 import dataclasses
 import logging
-import os
 import re
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -64,8 +63,8 @@ logger = logging.getLogger(__name__)
 # pydantic-ai prints a welcome banner on the first run in an interactive terminal; a server never wants it.
 pydantic_ai.BANNER_ENABLED = False
 
-# Placeholder key for OpenAI-compatible servers that need none (vLLM, Ollama, llama.cpp): the SDK refuses an empty key.
-_PLACEHOLDER_API_KEY = "not-set"
+# Placeholder key for OpenAI-compatible servers that need none (vLLM, Ollama, llama.cpp): some refuse an empty one.
+PLACEHOLDER_API_KEY = "not-set"
 # The offline model echoes at most this much of the message: it answers demos and tests, not essays.
 _OFFLINE_ECHO_LIMIT = 280
 
@@ -219,7 +218,9 @@ def preload(names: Iterable[str] = ()) -> None:
     turn that needs it; call this at startup with the configured model names. No network is used.
     """
     for name in names:
-        _model_for(_parse_or_raise(name))
+        ref = _parse_or_raise(name)
+        if ref.provider != "openai":  # chatplatform.openai_chat: nothing to build
+            _model_for(ref)
 
 
 def _parse_or_raise(name: str) -> ModelRef:
@@ -246,16 +247,6 @@ def _build_model(ref: ModelRef) -> Model:
     # Provider SDKs are imported here, not at module level: anthropic alone costs seconds to import.
     if ref.provider == "offline":
         return _OfflineModel(_offline_reply, stream_function=_offline_stream, model_name="offline")
-    if ref.provider == "openai":
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-
-        base_url = os.environ.get("OPENAI_BASE_URL") or None
-        api_key = os.environ.get("OPENAI_API_KEY") or None
-        if api_key is None and base_url is not None:
-            api_key = _PLACEHOLDER_API_KEY
-        # Chat Completions (OpenAIChatModel), not the Responses API: it is what compatible servers speak (CONTRACT §7).
-        return OpenAIChatModel(ref.model, provider=OpenAIProvider(base_url=base_url, api_key=api_key))
     if ref.provider == "anthropic":
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
@@ -342,42 +333,78 @@ class _OfflineModel(FunctionModel):
 # --- Turns --------------------------------------------------------------------------------------
 
 
-def _limit_note(max_round_trips: int) -> str:
-    return f"(I stopped here: answering needed more than {max_round_trips} model round trips, the tool loop limit.)"
+def describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class ReplyBuilder:
+    """The text side of one reply, whoever streams it: deltas, the paragraph break between the
+    text parts of successive model responses, the tool-loop limit note and the final ReplyDone."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.part: list[str] = []  # the current part's text as the model sent it
+        self._separate_next = False
+        self._limit_reached = False
+
+    def new_part(self) -> None:
+        """A new text part starts (a new model response): its text starts on a new paragraph."""
+        self._separate_next = bool(self.texts)
+        self.part = []
+
+    def text(self, chunk: str) -> TextDelta | None:
+        if not chunk:
+            return None
+        self.part.append(chunk)
+        if self._separate_next:
+            self._separate_next = False
+            if self.texts and not self.texts[-1].endswith("\n"):
+                chunk = "\n\n" + chunk
+        self.texts.append(chunk)
+        return TextDelta(chunk)
+
+    def limit(self, max_round_trips: int) -> TextDelta:
+        """The note ending a reply whose tool loop hit `max_round_trips`."""
+        self._limit_reached = True
+        self.new_part()
+        note = self.text(f"(I stopped here: answering needed more than {max_round_trips} model round trips, the tool loop limit.)")
+        assert note is not None
+        return note
+
+    def done(self, usage: Usage, model: str) -> ReplyDone:
+        return ReplyDone(text="".join(self.texts), usage=usage, model=model, limit_reached=self._limit_reached)
+
+
+async def run_tool(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[Any, str | None, float]:
+    """Call a tool: (result, None, seconds) or (None, the error text the model reads, seconds).
+
+    Never raises: a tool's failure or timeout is its result (CONTRACT §7), the turn goes on.
+    """
+    started = time.perf_counter()
+    try:
+        async with asyncio.timeout(spec.timeout):
+            return await spec.call(arguments), None, time.perf_counter() - started
+    except TimeoutError as exc:
+        error = f"the tool did not answer within {spec.timeout:g} s" if spec.timeout else describe(exc)
+    except Exception as exc:
+        logger.info("tool %s failed: %s", spec.name, describe(exc))
+        error = describe(exc)
+    return None, error, time.perf_counter() - started
 
 
 def _history(history: Iterable[HistoryMessage]) -> list[ModelMessage]:
-    messages: list[ModelMessage] = []
-    for item in history:
-        if item.role == "user":
-            messages.append(ModelRequest(parts=[UserPromptPart(item.text)]))
-        elif item.role == "assistant":
-            messages.append(ModelResponse(parts=[TextPart(item.text)]))
-        else:
-            raise ValueError(f"history role must be 'user' or 'assistant', not {item.role!r}")
-    return messages
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return [ModelRequest(parts=[UserPromptPart(m.text)]) if m.role == "user" else ModelResponse(parts=[TextPart(m.text)]) for m in history]
 
 
 def _tool(spec: ToolSpec, durations: dict[str, float]) -> Tool[Any]:
     async def run(ctx: RunContext[Any], /, **arguments: Any) -> Any:
         # Positional-only ctx: a tool parameter may itself be named "ctx".
-        started = time.perf_counter()
-        try:
-            async with asyncio.timeout(spec.timeout):
-                return await spec.call(arguments)
-        except TimeoutError as exc:
-            raise ToolFailed(f"the tool did not answer within {spec.timeout:g} s" if spec.timeout else _describe(exc)) from exc
-        except Exception as exc:
-            # Re-raised as ToolFailed, the run goes on: the model reads the error as the tool's result (CONTRACT §7).
-            logger.info("tool %s failed: %s", spec.name, _describe(exc))
-            raise ToolFailed(_describe(exc)) from exc
-        finally:
-            if ctx.tool_call_id is not None:
-                durations[ctx.tool_call_id] = time.perf_counter() - started
+        result, error, duration = await run_tool(spec, arguments)
+        if ctx.tool_call_id is not None:
+            durations[ctx.tool_call_id] = duration
+        if error is not None:
+            raise ToolFailed(error)  # the run goes on: the model reads the error as the tool's result
+        return result
 
     # pydantic-ai edits the schema it is given (e.g. adds additionalProperties): give it a copy.
     return Tool.from_schema(
@@ -394,11 +421,13 @@ def _usage(run_usage: RunUsage) -> Usage:
 
 
 def _model_error(exc: Exception, model: str) -> ModelError:
+    if isinstance(exc, ModelError):
+        return exc
     if isinstance(exc, AgentRunError | UserError):
         return ModelError(f"{model}: {exc}", status_code=exc.status_code if isinstance(exc, ModelHTTPError) else None)
     # Not every SDK failure is mapped by pydantic-ai (e.g. botocore's NoCredentialsError): still the provider's.
     logger.warning("%s failed with an unmapped error", model, exc_info=exc)
-    return ModelError(f"{model}: {_describe(exc)}")
+    return ModelError(f"{model}: {describe(exc)}")
 
 
 def _agent(model: Model, system_prompt: str, tools: list[Tool[Any]] | None = None) -> Agent[None, str]:
@@ -422,54 +451,24 @@ async def _stream_events(run: AgentRun[None, str]) -> AsyncIterator[AgentStreamE
                     yield event
 
 
-async def stream_reply(
-    *,
-    model: str,
-    system_prompt: str,
-    history: list[HistoryMessage],
-    message: str,
-    tools: list[ToolSpec] | None = None,
-    max_round_trips: int = 10,
+async def _agent_reply(
+    ref: ModelRef, system_prompt: str, history: list[HistoryMessage], message: str, tools: list[ToolSpec], max_round_trips: int
 ) -> AsyncIterator[ReplyEvent]:
-    """Stream the model's reply to `message`: TextDelta / ToolCallEvent / ToolResultEvent, then ReplyDone.
-
-    Text is forwarded as the provider sends it. `system_prompt` is sent as the system message of
-    every request (pydantic-ai "instructions", which unlike its "system_prompt" survive a non-empty
-    history). Tool calls of one model response run concurrently. After `max_round_trips` model
-    requests the loop stops and the reply ends with a note saying so, instead of failing.
-    Raises ModelError when the provider fails. Close the generator (`contextlib.aclosing`) when
-    leaving early: that cancels the model request.
-    """
-    if max_round_trips < 1:
-        raise ValueError("max_round_trips must be at least 1")
-    ref = _parse_or_raise(model)
+    """stream_reply through a pydantic-ai agent: every provider but `openai:`."""
     durations: dict[str, float] = {}
-    agent = _agent(_model_for(ref), system_prompt, [_tool(spec, durations) for spec in tools or ()])
-    texts: list[str] = []
-    separate_next = False  # a new text part after earlier text starts on a new paragraph
+    agent = _agent(_model_for(ref), system_prompt, [_tool(spec, durations) for spec in tools])
+    reply = ReplyBuilder()
     calls: dict[str, ToolCallEvent] = {}
     limit_reached = False
-
-    def text_event(chunk: str) -> TextDelta | None:
-        nonlocal separate_next
-        if not chunk:
-            return None
-        if separate_next:
-            separate_next = False
-            if texts and not texts[-1].endswith("\n"):
-                chunk = "\n\n" + chunk
-        texts.append(chunk)
-        return TextDelta(chunk)
-
     async with agent.iter(message, message_history=_history(history), usage_limits=UsageLimits(request_limit=max_round_trips)) as run:
         try:
             async for event in _stream_events(run):
                 out: ReplyEvent | None = None
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
-                    separate_next = bool(texts)
-                    out = text_event(event.part.content)
+                    reply.new_part()
+                    out = reply.text(event.part.content)
                 elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                    out = text_event(event.delta.content_delta)
+                    out = reply.text(event.delta.content_delta)
                 elif isinstance(event, FunctionToolCallEvent):
                     call = ToolCallEvent(event.part.tool_call_id, event.part.tool_name, event.part.args_as_dict())
                     calls[call.call_id] = out = call
@@ -490,24 +489,66 @@ async def stream_reply(
         except UsageLimitExceeded:
             # Raised before the request after the max_round_trips-th; the last response's tool calls did run.
             limit_reached = True
-        except Exception as exc:  # tools never raise here (see _tool): what is left is the provider's or pydantic-ai's
-            raise _model_error(exc, str(ref)) from exc
         usage = _usage(run.usage)
     if limit_reached:
-        separate_next = True
-        note = text_event(_limit_note(max_round_trips))
-        assert note is not None
-        yield note
-    yield ReplyDone(text="".join(texts), usage=usage, model=str(ref), limit_reached=limit_reached)
+        yield reply.limit(max_round_trips)
+    yield reply.done(usage, str(ref))
+
+
+async def stream_reply(
+    *,
+    model: str,
+    system_prompt: str,
+    history: list[HistoryMessage],
+    message: str,
+    tools: list[ToolSpec] | None = None,
+    max_round_trips: int = 10,
+) -> AsyncIterator[ReplyEvent]:
+    """Stream the model's reply to `message`: TextDelta / ToolCallEvent / ToolResultEvent, then ReplyDone.
+
+    Text is forwarded as the provider sends it. `system_prompt` is sent as the system message of
+    every request. Tool calls of one model response run concurrently; a tool's failure is its
+    result, which the model reads. After `max_round_trips` model requests the loop stops and the
+    reply ends with a note saying so, instead of failing. Raises ModelError when the provider
+    fails. Close the generator (`contextlib.aclosing`) when leaving early: that cancels the request.
+    """
+    if max_round_trips < 1:
+        raise ValueError("max_round_trips must be at least 1")
+    if roles := {item.role for item in history} - {"user", "assistant"}:
+        raise ValueError(f"history role must be 'user' or 'assistant', not {sorted(roles)[0]!r}")
+    ref = _parse_or_raise(model)
+    if ref.provider == "openai":
+        from chatplatform import openai_chat
+
+        events = openai_chat.stream_reply(
+            model=str(ref),
+            name=ref.model,
+            system_prompt=system_prompt,
+            history=history,
+            message=message,
+            tools=tools or [],
+            max_round_trips=max_round_trips,
+        )
+    else:
+        events = _agent_reply(ref, system_prompt, history, message, tools or [], max_round_trips)
+    async with aclosing(events):
+        try:
+            async for event in events:
+                yield event
+        except Exception as exc:  # tools never raise (run_tool): what is left is the provider's or pydantic-ai's
+            raise _model_error(exc, str(ref)) from exc
 
 
 async def complete(*, model: str, system_prompt: str, prompt: str, timeout: float | None = None) -> Completion:
     """One request without tools or streaming, for side steps; ModelError on failure or after `timeout` seconds."""
     ref = _parse_or_raise(model)
-    agent = _agent(_model_for(ref), system_prompt)
     try:
         async with asyncio.timeout(timeout):
-            result = await agent.run(prompt)
+            if ref.provider == "openai":
+                from chatplatform import openai_chat
+
+                return await openai_chat.complete(model=str(ref), name=ref.model, system_prompt=system_prompt, prompt=prompt)
+            result = await _agent(_model_for(ref), system_prompt).run(prompt)
     except TimeoutError as exc:
         raise ModelError(f"{ref}: no answer within {timeout:g} s") from exc
     except Exception as exc:

@@ -1,0 +1,251 @@
+"""`openai:` models (CONTRACT §7): OpenAI's Chat Completions, or any server at OPENAI_BASE_URL that speaks it.
+
+This is the one provider `chatplatform.llm` does not reach through pydantic-ai. Measured on the
+converse benchmark (bench/converse.py, 50 streamed tokens), the OpenAI SDK under pydantic-ai's
+agent graph cost 50+ ms of CPU per turn: the SDK builds a pydantic model of every chunk and each
+event climbs about ten layers of async generators. The whole turn's budget is 5 ms (issue 4), so
+this module posts the request with httpx, reads the Server-Sent Events as bytes and decodes each
+line with `json`, and runs the tool loop itself, under the same contract as the pydantic-ai path
+(`llm.ReplyBuilder`, `llm.run_tool`): tool failures are results the model reads, the calls of one
+response run concurrently, and the loop stops after `max_round_trips` requests.
+
+Retries follow the OpenAI SDK's rules, so a server tuned for it behaves the same: 408, 409, 429
+and 5xx are retried twice before any byte of the answer arrived, after `retry-after-ms`,
+`retry-after` or an exponential backoff; `x-should-retry` overrides the status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from chatplatform import llm
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+MAX_RETRIES = 2  # the OpenAI SDK's default
+# The OpenAI SDK's defaults: ten minutes for an answer, five seconds to connect, 1,000 connections.
+TIMEOUT = httpx.Timeout(600.0, connect=5.0)
+LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+_RETRY_STATUSES = frozenset({408, 409, 429})
+
+# One client per event loop: an httpx client's pooled connections belong to the loop that opened them.
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+
+
+def _client() -> httpx.AsyncClient:
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None:
+        client = _clients[loop] = httpx.AsyncClient(timeout=TIMEOUT, limits=LIMITS)
+    return client
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    url: str
+    headers: dict[str, str]
+
+
+def _endpoint(model: str) -> _Endpoint:
+    """The Chat Completions URL and headers, from OPENAI_BASE_URL and OPENAI_API_KEY (read per call: tests change them)."""
+    base_url = os.environ.get("OPENAI_BASE_URL") or None
+    api_key = os.environ.get("OPENAI_API_KEY") or None
+    if api_key is None:
+        if base_url is None:
+            raise llm.ModelError(f"{model}: set OPENAI_API_KEY, or OPENAI_BASE_URL for a compatible server that needs no key")
+        api_key = llm.PLACEHOLDER_API_KEY
+    return _Endpoint(f"{(base_url or DEFAULT_BASE_URL).rstrip('/')}/chat/completions", {"Authorization": f"Bearer {api_key}"})
+
+
+# --- Requests ------------------------------------------------------------------------------------
+
+
+def _should_retry(response: httpx.Response) -> bool:
+    override = response.headers.get("x-should-retry")
+    if override in ("true", "false"):
+        return override == "true"
+    return response.status_code in _RETRY_STATUSES or response.status_code >= 500
+
+
+def _retry_delay(response: httpx.Response | None, attempt: int) -> float:
+    if response is not None:
+        for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+            try:
+                delay = float(response.headers[name]) * scale
+            except (KeyError, ValueError):
+                continue
+            if 0 <= delay <= 60:
+                return delay
+    return min(0.5 * 2**attempt, 8.0) * (1 - 0.25 * random.random())
+
+
+def _http_error(model: str, response: httpx.Response, body: bytes) -> llm.ModelError:
+    try:
+        detail = json.loads(body)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        detail = body.decode(errors="replace")[:500]
+    return llm.ModelError(f"{model}: status_code: {response.status_code}, body: {detail}", status_code=response.status_code)
+
+
+@asynccontextmanager
+async def _post(model: str, body: dict[str, Any]) -> AsyncIterator[httpx.Response]:
+    """The response to `body` (status 200, its body not yet read), after the retries a failure allows."""
+    endpoint = _endpoint(model)
+    client = _client()
+    for attempt in range(MAX_RETRIES + 1):
+        response: httpx.Response | None = None
+        try:
+            async with client.stream("POST", endpoint.url, json=body, headers=endpoint.headers) as response:
+                if response.status_code == 200:
+                    yield response
+                    return
+                error = _http_error(model, response, await response.aread())
+                if attempt == MAX_RETRIES or not _should_retry(response):
+                    raise error
+        except httpx.TransportError as exc:
+            if response is not None and response.status_code == 200:
+                raise llm.ModelError(f"{model}: the answer broke off: {llm.describe(exc)}") from exc
+            if attempt == MAX_RETRIES:
+                raise llm.ModelError(f"{model}: {llm.describe(exc)}") from exc
+        await asyncio.sleep(_retry_delay(response, attempt))
+
+
+# --- Streaming and the tool loop -----------------------------------------------------------------
+
+
+@dataclass
+class _Response:
+    """One streamed model response, as the chunks built it."""
+
+    calls: dict[int, dict[str, Any]] = field(default_factory=dict)  # index → {"id", "name", "arguments"}
+    usage: llm.Usage = field(default_factory=llm.Usage)
+
+
+async def _data_lines(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The `data:` payloads of a Server-Sent Events body, as they arrive."""
+    buffer = b""
+    async for chunk in response.aiter_bytes():
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            if line.startswith(b"data:"):
+                yield line[5:].strip()
+
+
+async def _stream_response(model: str, body: dict[str, Any], reply: llm.ReplyBuilder, into: _Response) -> AsyncIterator[llm.TextDelta]:
+    """Stream one request: its text as deltas; its tool calls and usage gathered into `into`."""
+    reply.new_part()
+    async with _post(model, body) as response:
+        async for data in _data_lines(response):
+            if data == b"[DONE]":
+                break
+            chunk = json.loads(data)
+            if "error" in chunk:
+                raise llm.ModelError(f"{model}: {chunk['error'].get('message') or chunk['error']}")
+            if chunk.get("usage"):
+                usage = chunk["usage"]
+                into.usage = llm.Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, 1)
+            for choice in chunk.get("choices") or ():
+                delta = choice.get("delta") or {}
+                text = delta.get("content")
+                if text and (event := reply.text(text)) is not None:
+                    yield event
+                for call in delta.get("tool_calls") or ():
+                    entry = into.calls.setdefault(call.get("index", 0), {"id": "", "name": "", "arguments": ""})
+                    function = call.get("function") or {}
+                    entry["id"] = call.get("id") or entry["id"]
+                    entry["name"] += function.get("name") or ""
+                    entry["arguments"] += function.get("arguments") or ""
+    into.usage = llm.Usage(into.usage.input_tokens, into.usage.output_tokens, 1)
+
+
+def _tool_definition(spec: llm.ToolSpec) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters_json_schema}}
+
+
+async def _call(call: dict[str, Any], tools: dict[str, llm.ToolSpec]) -> llm.ToolResultEvent:
+    name, arguments = call["name"], _arguments(call["arguments"])
+    spec = tools.get(name)
+    if spec is None:
+        error = f"unknown tool {name!r}; the tools are: {', '.join(sorted(tools)) or 'none'}"
+        return llm.ToolResultEvent(call["id"], name, arguments or {}, None, error, 0.0)
+    if arguments is None:
+        return llm.ToolResultEvent(call["id"], name, {}, None, f"invalid arguments for {name}: not a JSON object", 0.0)
+    result, error, duration = await llm.run_tool(spec, arguments)
+    return llm.ToolResultEvent(call["id"], name, arguments, result, error, duration)
+
+
+def _arguments(text: str) -> dict[str, Any] | None:
+    try:
+        arguments = json.loads(text or "{}")
+    except ValueError:
+        return None
+    return arguments if isinstance(arguments, dict) else None
+
+
+def _result_content(result: llm.ToolResultEvent) -> str:
+    if result.error is not None:
+        return result.error
+    return result.result if isinstance(result.result, str) else json.dumps(result.result, separators=(",", ":"), default=str)
+
+
+async def stream_reply(
+    *,
+    model: str,
+    name: str,
+    system_prompt: str,
+    history: list[llm.HistoryMessage],
+    message: str,
+    tools: list[llm.ToolSpec],
+    max_round_trips: int,
+) -> AsyncIterator[llm.ReplyEvent]:
+    """`llm.stream_reply` for an `openai:` model; `name` is the model's name at the provider."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    messages += [{"role": item.role, "content": item.text} for item in history]
+    messages.append({"role": "user", "content": message})
+    body: dict[str, Any] = {"model": name, "messages": messages, "stream": True, "stream_options": {"include_usage": True}}
+    by_name = {spec.name: spec for spec in tools}
+    if tools:
+        body["tools"] = [_tool_definition(spec) for spec in tools]
+    reply = llm.ReplyBuilder()
+    usage = llm.Usage()
+    for round_trip in range(1, max_round_trips + 1):
+        response = _Response()
+        async for delta in _stream_response(model, body, reply, response):
+            yield delta
+        usage += response.usage
+        if not response.calls:
+            break
+        calls = [response.calls[index] for index in sorted(response.calls)]
+        for call in calls:
+            yield llm.ToolCallEvent(call["id"], call["name"], _arguments(call["arguments"]) or {})
+        results = await asyncio.gather(*(_call(call, by_name) for call in calls))
+        for result in results:
+            yield result
+        requested = [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]
+        messages.append({"role": "assistant", "content": "".join(reply.part) or None, "tool_calls": requested})
+        messages += [{"role": "tool", "tool_call_id": result.call_id, "content": _result_content(result)} for result in results]
+        if round_trip == max_round_trips:
+            yield reply.limit(max_round_trips)
+    yield reply.done(usage, model)
+
+
+async def complete(*, model: str, name: str, system_prompt: str, prompt: str) -> llm.Completion:
+    """`llm.complete` for an `openai:` model: one request, not streamed."""
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    messages.append({"role": "user", "content": prompt})
+    async with _post(model, {"model": name, "messages": messages}) as response:
+        answer = json.loads(await response.aread())
+    usage = answer.get("usage") or {}
+    choices = answer.get("choices") or [{}]
+    text = (choices[0].get("message") or {}).get("content") or ""
+    return llm.Completion(text=text, usage=llm.Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, 1))
