@@ -62,7 +62,7 @@ class ConverseConsumer(AsyncJsonWebsocketConsumer):
                 budget = await sync_to_async(ratelimit.hit)("chat", f"user:{self.user.pk}")
                 if budget.exceeded:
                     raise RateLimited(budget.retry_after())
-                async for event in run_turn(content, self.user):
+                async for event in await run_turn(content, self.user):
                     await self._send_event(event.type, event.data)
             except asyncio.CancelledError:
                 raise

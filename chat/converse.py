@@ -1,6 +1,6 @@
 """The one place a turn is orchestrated (issue 4; CONTRACT §7). REST, SSE and WebSocket all call `run_turn`.
 
-    run_turn(body, caller) → TurnEvent: session, delta…, trace… (traces feature), done, title?  |  error
+    await run_turn(body, caller) → Turn of TurnEvents: session, delta…, trace… (traces feature), done, title?  |  error
 
 Checks (validation, chat app, agent, session, userId rule, access and rollout) run before the
 first event: a failure there is raised as the API error it is (400/403/404), so the JSON and SSE
@@ -22,7 +22,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -516,23 +516,57 @@ def validate_request(body: Any) -> dict[str, Any]:
     return dict(serializer.validated_data)
 
 
-async def run_turn(body: Any, caller: ChatUser) -> AsyncIterator[TurnEvent]:
-    """The turn's events. Check failures raise (before any event); later failures are an `error` event.
+class Turn:
+    """The events of a started turn, in order: iterate them one by one, or take what is waiting with `batch`."""
 
-    Leaving the iteration early (a disconnect) does not stop the turn: it runs to the end in its
-    own task and stores the answer.
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
+        self._over = False
+        self.emit: Emit = self._queue.put_nowait
+
+    def __aiter__(self) -> Turn:
+        return self
+
+    async def __anext__(self) -> TurnEvent:
+        event = None if self._over else await self._queue.get()
+        if event is None:
+            self._over = True
+            raise StopAsyncIteration
+        return event
+
+    async def batch(self, timeout: float | None = None) -> list[TurnEvent] | None:
+        """Every event waiting now, waiting up to `timeout` seconds for the first; [] when none came
+        in time, None once the turn is over. A stream writes a batch at once: one write, not one per delta."""
+        if self._over:
+            return None
+        try:
+            async with asyncio.timeout(timeout):
+                events = [await self._queue.get()]
+        except TimeoutError:
+            return []
+        while not self._queue.empty():
+            events.append(self._queue.get_nowait())
+        if events[-1] is None:
+            self._over = True
+            events.pop()
+            return events or None
+        return events
+
+
+async def run_turn(body: Any, caller: ChatUser) -> Turn:
+    """Check the request and start the turn; its events come from the returned Turn.
+
+    Check failures raise here, as the API error they are. Later failures are an `error` event.
+    Leaving the events early (a disconnect) does not stop the turn: it runs to the end in its own
+    task and stores the answer.
     """
     validated = validate_request(body)
     prep = await _db(_prepare)(validated, caller)
-    queue: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
-    task = asyncio.create_task(_execute(prep, queue.put_nowait), name="converse-turn")
+    turn = Turn()
+    task = asyncio.create_task(_execute(prep, turn.emit), name="converse-turn")
     _running.add(task)
     task.add_done_callback(_running.discard)
-    while True:
-        event = await queue.get()
-        if event is None:
-            return
-        yield event
+    return turn
 
 
 async def wait_for_running_turns() -> None:

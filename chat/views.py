@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -346,7 +345,7 @@ SSE_HEARTBEAT_SECONDS = 15.0
 
 async def collect_turn(body: Any, caller: ChatUser) -> dict[str, Any]:
     """The non-streaming answer: the `done` event's fields; an `error` event is raised as the API error."""
-    async for event in converse.run_turn(body, caller):
+    async for event in await converse.run_turn(body, caller):
         if event.type == "done":
             return event.data  # leaving now closes the stream; a pending title is still stored
         if event.type == "error":
@@ -397,24 +396,11 @@ def _sse(event: converse.TurnEvent) -> bytes:
     return f"event: {event.type}\ndata: {json.dumps(event.data, separators=(',', ':'))}\n\n".encode()
 
 
-async def _sse_stream(first: converse.TurnEvent, events: AsyncIterator[converse.TurnEvent]) -> AsyncIterator[bytes]:
-    yield _sse(first)
-    pending: asyncio.Future[converse.TurnEvent] = asyncio.ensure_future(anext(events))
-    try:
-        while True:
-            done, _ = await asyncio.wait({pending}, timeout=SSE_HEARTBEAT_SECONDS)
-            if not done:
-                yield b": heartbeat\n\n"  # keeps proxies from closing a quiet stream (a long tool call)
-                continue
-            try:
-                event = pending.result()
-            except StopAsyncIteration:
-                return
-            yield _sse(event)
-            pending = asyncio.ensure_future(anext(events))
-    finally:
-        # The client went away (or the turn ended): stop listening; the turn itself runs on.
-        pending.cancel()
+async def _sse_stream(turn: converse.Turn) -> AsyncIterator[bytes]:
+    # Leaving early (the client went away) only stops the writing: the turn itself runs on.
+    while (events := await turn.batch(SSE_HEARTBEAT_SECONDS)) is not None:
+        # An empty batch: quiet for a while (a long tool call); the comment keeps proxies from closing the stream.
+        yield b"".join(map(_sse, events)) if events else b": heartbeat\n\n"
 
 
 def _error_response(exc: Exception, budget: Any) -> HttpResponse:
@@ -436,14 +422,11 @@ async def converse_view(request: HttpRequest) -> HttpResponseBase:
     if isinstance(admitted, HttpResponseBase):
         return admitted
     caller, body, budget = admitted
-    events = converse.run_turn(body, caller)
     try:
-        first = await anext(events)  # the checks: a 400/403/404 is answered with its status, not as a stream
-    except StopAsyncIteration:
-        return _error_response(ApiError("the turn ended without an answer", code=Code.INTERNAL_ERROR, status_code=500), budget)
+        turn = await converse.run_turn(body, caller)  # the checks: a 400/403/404 is answered with its status, not as a stream
     except Exception as exc:
         return _error_response(exc, budget)
-    response = StreamingHttpResponse(_sse_stream(first, events), content_type="text/event-stream")
+    response = StreamingHttpResponse(_sse_stream(turn), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
     for name, value in (budget.headers() if budget is not None else {}).items():

@@ -100,7 +100,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
-    "whitenoise.runserver_nostatic",
+    "servestatic.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
     "django_filters",
@@ -119,7 +119,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -167,20 +167,18 @@ if _database_url:
             "timeout": 10,
         }
 else:
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": BASE_DIR / "db.sqlite3",
-            # WAL lets readers proceed during a write; the timeout waits out short write locks.
-            # IMMEDIATE: a transaction takes the write lock when it begins, so two read-then-write
-            # transactions (select_for_update is a no-op on SQLite) queue instead of one failing
-            # with "database is locked" (SQLITE_BUSY_SNAPSHOT, which no timeout waits out).
-            "OPTIONS": {
-                "timeout": 20,
-                "transaction_mode": "IMMEDIATE",
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
-        }
+    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Also for a `sqlite:///` DATABASE_URL. WAL lets readers proceed during a write and, with
+    # synchronous=NORMAL, a commit does not wait for the disk. The timeout waits out short write
+    # locks. IMMEDIATE: a transaction takes the write lock when it begins, so two read-then-write
+    # transactions (select_for_update is a no-op on SQLite) queue instead of one failing with
+    # "database is locked" (SQLITE_BUSY_SNAPSHOT, which no timeout waits out).
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        **DATABASES["default"].get("OPTIONS", {}),
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -211,12 +209,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
 
-# --- Static files (served by WhiteNoise under any ASGI server) ---------------------------------
+# --- Static files (ServeStatic, WhiteNoise's async fork: a sync middleware would send every ----
+# --- request under ASGI, converse streams included, through a thread and back) -----------------
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
-WHITENOISE_USE_FINDERS = True
-WHITENOISE_AUTOREFRESH = DEBUG
+SERVESTATIC_USE_FINDERS = True
+SERVESTATIC_AUTOREFRESH = DEBUG
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
