@@ -14,7 +14,7 @@ from chatplatform.asgi import application
 from tests.conftest import assert_error, bearer_token
 from tests.converse.conftest import MODEL
 from tests.converse.factories import ChatAppFactory
-from tests.converse.helpers import body, converse, converse_sse, parse_sse
+from tests.converse.helpers import body, converse, converse_sse, parse_sse, read_stream
 from tests.peers import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,6 +39,22 @@ async def test_the_sse_stream_sends_session_deltas_done_and_title_in_order(app, 
     assert stored.title == "Tell me about foxes please"
     user_message = await ChatMessage.objects.aget(pk=session["userMessageId"])
     assert user_message.message == "Tell me about foxes please" and user_message.source == "user"
+
+
+async def test_a_quiet_sse_stream_sends_heartbeat_comments_until_the_answer_comes(app, async_client_for, openai_server, monkeypatch):
+    monkeypatch.setattr("chat.views.SSE_HEARTBEAT_SECONDS", 0.05)
+    openai_server.script([Reply(text="Finally here.", first_token_delay=0.4)])
+
+    response = await async_client_for("alice").post(
+        "/api/chat/converse", body(), content_type="application/json", headers={"Accept": "text/event-stream"}
+    )
+    raw = await read_stream(response)
+    await wait_for_running_turns()
+
+    before_answer = raw[raw.index(b"event: session") : raw.index(b"event: delta")]
+    assert before_answer.count(b": heartbeat\n\n") >= 3
+    events = parse_sse(raw)
+    assert "".join(data["text"] for name, data in events if name == "delta") == dict(events)["done"]["response"] == "Finally here."
 
 
 async def test_the_json_answer_is_the_done_events_fields(app, async_client_for, openai_server):
