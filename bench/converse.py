@@ -26,6 +26,8 @@ import argparse
 import asyncio
 import json
 import os
+import resource
+import socket
 import subprocess
 import sys
 import tempfile
@@ -61,6 +63,42 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def wakeup_floor(token_delay: float, samples: int = 100) -> tuple[float, float]:
+    """What this machine's kernel charges, in CPU µs, for (waking on a socket, sending to a sleeping peer)
+    when messages come `token_delay` apart: a sequential stream pays both once per token, in any language.
+
+    On a VM each wakeup of an idle CPU can cost tens of µs; on bare metal a few.
+    """
+    listener = socket.create_server(("127.0.0.1", 0))
+    near = socket.create_connection(listener.getsockname())
+    far, _ = listener.accept()
+    near.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    child = os.fork()
+    if child == 0:  # the peer: echoes each message after a pause, so this process sleeps before each
+        for _ in range(samples):
+            far.recv(256)
+            time.sleep(token_delay)
+            far.send(b"x" * 150)
+        os._exit(0)
+    wake = send = 0.0
+    for _ in range(samples):
+        started = _cpu()
+        near.send(b"x" * 150)  # the peer is asleep (in recv)
+        sent = _cpu()
+        near.recv(256)  # this process sleeps until the peer answers
+        wake += _cpu() - sent
+        send += sent - started
+    os.waitpid(child, 0)
+    for sock in (near, far, listener):
+        sock.close()
+    return wake / samples * 1e6, send / samples * 1e6
 
 
 async def direct(client: httpx.AsyncClient, model_url: str) -> tuple[float, float]:
@@ -191,6 +229,10 @@ def main() -> None:
             cache = "Redis" if env.get("REDIS_URL") else "local memory"
             print(f"converse: uvicorn 1 worker, {backend}, {cache}; model: {args.first_token_delay * 1000:.0f} ms to first token, ", end="")
             print(f"{args.tokens} tokens at {args.token_delay * 1000:.0f} ms; {args.turns} sequential turns, then {levels[1:]} streams")
+            wake, send = wakeup_floor(args.token_delay)
+            floor = (wake + send) * args.tokens / 1000
+            print(f"kernel floor on this machine: {wake:.0f} µs per wakeup on a socket + {send:.0f} µs per send to a sleeping peer;")
+            print(f"  a sequential {args.tokens}-token stream pays both per token: {floor:.1f} ms CPU per turn before any Python runs")
             with asgi_server(env) as server:
                 agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench"}
                 response = httpx.post(

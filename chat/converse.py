@@ -45,7 +45,8 @@ from chatplatform.api.permissions import is_admin
 from directives.selection import select
 from directives.selectors import directives_candidates
 from tags.selectors import instructions_for, tags_for_tools
-from tools.toolset import ToolTrace, atoolset_for
+from tools.selectors import tools_by_ids
+from tools.toolset import ToolTrace, build_toolset, resolved_tool_ids
 
 logger = logging.getLogger(__name__)
 
@@ -101,8 +102,8 @@ class _Prepared:
     candidates: list[Any]
     model: str
     verification_model: str
-    tool_ids: list[str]
-    tool_overrides: dict[str, str]
+    tool_ids: list[str]  # the agent's, toolOverrides applied
+    tools: dict[str, Any]  # their ToolDefinitions, read with the rest
     timezone: str | None
     tool_tags: frozenset[str]  # `scope.tag` a tool may emit in this chat app (issue 5)
 
@@ -154,6 +155,7 @@ def _prepare(body: dict[str, Any], caller: ChatUser) -> _Prepared:
     decision = agent_access(access_rules=agent.access_rules, rollout_policy=agent.rollout_policy, user=fields)
     if not decision.allowed:
         raise PermissionDenied(decision.reason)
+    tool_ids = resolved_tool_ids(agent.tool_ids or [], (agent.rollout_policy or {}).get("toolOverrides"))
     site = settings.CHAT_SITE_FEATURES
     features = narrow_features(resolve_features(site=site, app=app.features or {}), body["features"])
     tag_text, tool_tags = "", frozenset[str]()
@@ -182,8 +184,8 @@ def _prepare(body: dict[str, Any], caller: ChatUser) -> _Prepared:
         candidates=candidates,
         model=agent.foundation_model or settings.CHAT_DEFAULT_MODEL,
         verification_model=agent.verification_foundation_model or settings.CHAT_VERIFICATION_MODEL,
-        tool_ids=list(agent.tool_ids or []),
-        tool_overrides=dict((agent.rollout_policy or {}).get("toolOverrides") or {}),
+        tool_ids=tool_ids,
+        tools=dict(tools_by_ids(tool_ids)),
         timezone=body.get("timezone"),
         tool_tags=tool_tags,
     )
@@ -326,7 +328,7 @@ async def _verify(
     return f"{answer}{CORRECTIONS_HEADING}{text}", [verification]
 
 
-async def _toolset(prep: _Prepared, session_id: Any, ledger: _Ledger, emit: Emit) -> list[llm.ToolSpec]:
+def _toolset(prep: _Prepared, session_id: Any, ledger: _Ledger, emit: Emit) -> list[llm.ToolSpec]:
     """The agent's tools this user may use (issue 5), each call recorded in the message's traces
     and streamed as a `trace` event when the traces feature is on."""
 
@@ -335,9 +337,9 @@ async def _toolset(prep: _Prepared, session_id: Any, ledger: _Ledger, emit: Emit
         ledger.traces.append(wire)
         _trace(emit, prep, wire)
 
-    toolset = await atoolset_for(
-        agent_tool_ids=prep.tool_ids,
-        tool_overrides=prep.tool_overrides,
+    toolset = build_toolset(
+        prep.tools,
+        prep.tool_ids,
         user=user_fields(prep.user),
         event_base={
             "userId": prep.user.pk,
@@ -358,9 +360,10 @@ def _trace(emit: Emit, prep: _Prepared, trace: dict[str, Any]) -> None:
         emit(TurnEvent("trace", dict(trace)))
 
 
-async def _claim(prep: _Prepared) -> services.TurnClaim:
-    """A place on the session, then (waiting for earlier turns on it) the start of this turn."""
-    claim = await _db(services.turn_claim)(
+def _start(body: dict[str, Any], caller: ChatUser) -> tuple[_Prepared, services.TurnClaim]:
+    """The checks, everything the turn reads, and its place on the session: one trip to the database thread."""
+    prep = _prepare(body, caller)
+    claim = services.turn_claim(
         session_id=prep.session_id,
         user=prep.user,
         chat_app_id=prep.chat_app_id,
@@ -371,6 +374,11 @@ async def _claim(prep: _Prepared) -> services.TurnClaim:
         source=prep.source,
         entity_id=prep.entity_id,
     )
+    return prep, claim
+
+
+async def _wait_for_turn(prep: _Prepared, claim: services.TurnClaim) -> services.TurnClaim:
+    """The claim once this turn may start: earlier turns of the session have finished."""
     delay = 0.01
     while claim.user_message is None:
         # Another turn of this session runs (possibly in another process): poll its hand-over.
@@ -380,11 +388,10 @@ async def _claim(prep: _Prepared) -> services.TurnClaim:
     return claim
 
 
-async def _execute(prep: _Prepared, emit: Emit) -> None:
-    claim: services.TurnClaim | None = None
+async def _execute(prep: _Prepared, claim: services.TurnClaim, emit: Emit) -> None:
     finished = False
     try:
-        claim = await _claim(prep)
+        claim = await _wait_for_turn(prep, claim)
         assert claim.user_message is not None
         started = time.perf_counter()
         session_id = claim.session.pk
@@ -409,7 +416,7 @@ async def _execute(prep: _Prepared, emit: Emit) -> None:
             if selection.chosen:
                 system_prompt = _with_directives(system_prompt, selection.chosen)
                 prep.system_prompt = system_prompt  # a reprompt keeps the chosen directives
-        tools = await _toolset(prep, session_id, ledger, emit)
+        tools = _toolset(prep, session_id, ledger, emit)
         model_started = time.perf_counter()
         text, usage, model = await _stream(
             emit, model=prep.model, system_prompt=system_prompt, history=history, message=prep.message, tools=tools
@@ -450,7 +457,7 @@ async def _execute(prep: _Prepared, emit: Emit) -> None:
         logger.exception("turn failed")
         emit(error_event(exc))
     finally:
-        if claim is not None and claim.user_message is not None and not finished:
+        if claim.user_message is not None and not finished:
             await asyncio.shield(_db(services.turn_release)(session_id=claim.session.pk, ticket=claim.ticket))
         emit(None)
 
@@ -561,9 +568,9 @@ async def run_turn(body: Any, caller: ChatUser) -> Turn:
     task and stores the answer.
     """
     validated = validate_request(body)
-    prep = await _db(_prepare)(validated, caller)
+    prep, claim = await _db(_start)(validated, caller)
     turn = Turn()
-    task = asyncio.create_task(_execute(prep, turn.emit), name="converse-turn")
+    task = asyncio.create_task(_execute(prep, claim, turn.emit), name="converse-turn")
     _running.add(task)
     task.add_done_callback(_running.discard)
     return turn
