@@ -34,8 +34,9 @@ from chatplatform import llm
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_RETRIES = 2  # the OpenAI SDK's default
-# The OpenAI SDK's defaults: ten minutes for an answer, five seconds to connect, 1,000 connections.
-TIMEOUT = aiohttp.ClientTimeout(total=600.0, connect=5.0)
+# The OpenAI SDK's defaults: five seconds to connect, ten minutes of silence at most, 1,000
+# connections. No limit on a whole answer: a long stream that keeps coming is not stuck.
+TIMEOUT = aiohttp.ClientTimeout(total=None, connect=5.0, sock_read=600.0)
 MAX_CONNECTIONS = 1000
 _RETRY_STATUSES = frozenset({408, 409, 429})
 

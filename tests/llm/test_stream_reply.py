@@ -1,7 +1,7 @@
 """`chatplatform.llm.stream_reply` and `complete` against the scripted OpenAI-compatible server.
 
-The real provider library (pydantic-ai's OpenAIChatModel and the OpenAI SDK) sits between the
-code under test and the server, so these tests see what a real `openai:` model would.
+The real client (`chatplatform/openai_chat.py`, aiohttp over loopback) sits between the code under
+test and the server, so these tests see what a real `openai:` model would.
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ async def test_text_before_a_tool_call_and_the_final_answer_are_separated(openai
 
 @pytest.mark.parametrize(("status", "attempts"), [(500, 3), (503, 3), (400, 1), (401, 1)])
 async def test_a_provider_error_raises_model_error_after_the_sdk_retries(openai_server, status, attempts):
-    # The OpenAI SDK retries 5xx (and 408/409/429) twice; `retry-after-ms` keeps its backoff instant here.
+    # 5xx (and 408/409/429) are retried twice, as the OpenAI SDK does; `retry-after-ms` keeps the backoff instant here.
     openai_server.script([Reply(status=status, headers={"retry-after-ms": "1"})] * attempts)
 
     with pytest.raises(ModelError) as caught:
