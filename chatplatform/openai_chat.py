@@ -156,7 +156,7 @@ class _Response:
     """One streamed model response, as the chunks built it."""
 
     calls: dict[int, dict[str, Any]] = field(default_factory=dict)  # index → {"id", "name", "arguments"}
-    usage: llm.Usage = field(default_factory=llm.Usage)
+    usage: llm.Usage = field(default_factory=lambda: llm.Usage(requests=1))
 
 
 async def _data_lines(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
@@ -194,7 +194,13 @@ async def _stream_response(model: str, body: dict[str, Any], reply: llm.ReplyBui
                     entry["id"] = call.get("id") or entry["id"]
                     entry["name"] += function.get("name") or ""
                     entry["arguments"] += function.get("arguments") or ""
-    into.usage = llm.Usage(into.usage.input_tokens, into.usage.output_tokens, 1)
+
+
+def _messages(system_prompt: str, history: list[llm.HistoryMessage], message: str) -> list[dict[str, Any]]:
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    messages += [{"role": item.role, "content": item.text} for item in history]
+    messages.append({"role": "user", "content": message})
+    return messages
 
 
 def _tool_definition(spec: llm.ToolSpec) -> dict[str, Any]:
@@ -238,9 +244,7 @@ async def stream_reply(
     max_round_trips: int,
 ) -> AsyncIterator[llm.ReplyEvent]:
     """`llm.stream_reply` for an `openai:` model; `name` is the model's name at the provider."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    messages += [{"role": item.role, "content": item.text} for item in history]
-    messages.append({"role": "user", "content": message})
+    messages = _messages(system_prompt, history, message)
     body: dict[str, Any] = {"model": name, "messages": messages, "stream": True, "stream_options": {"include_usage": True}}
     by_name = {spec.name: spec for spec in tools}
     if tools:
@@ -270,9 +274,7 @@ async def stream_reply(
 
 async def complete(*, model: str, name: str, system_prompt: str, prompt: str) -> llm.Completion:
     """`llm.complete` for an `openai:` model: one request, not streamed."""
-    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    messages.append({"role": "user", "content": prompt})
-    async with _post(model, {"model": name, "messages": messages}) as response:
+    async with _post(model, {"model": name, "messages": _messages(system_prompt, [], prompt)}) as response:
         answer = json.loads(await response.read())
     usage = answer.get("usage") or {}
     choices = answer.get("choices") or [{}]

@@ -31,7 +31,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from jsonschema import Draft202012Validator, ValidationError
 
@@ -452,18 +451,3 @@ def toolset_for(
     """
     tool_ids = resolved_tool_ids(agent_tool_ids, tool_overrides)
     return build_toolset(tools_by_ids(tool_ids), tool_ids, user=user, event_base=event_base, on_trace=on_trace, allowed_tags=allowed_tags)
-
-
-async def atoolset_for(
-    *,
-    agent_tool_ids: list[str],
-    tool_overrides: Mapping[str, str] | None,
-    user: Mapping[str, Any],
-    event_base: Mapping[str, Any],
-    on_trace: Callable[[ToolTrace], None] | None = None,
-    allowed_tags: frozenset[str] = frozenset(),
-) -> Toolset:
-    """toolset_for from async code (the query runs in a thread, as the ORM requires)."""
-    tool_ids = resolved_tool_ids(agent_tool_ids, tool_overrides)
-    tools = await sync_to_async(tools_by_ids)(tool_ids)
-    return build_toolset(tools, tool_ids, user=user, event_base=event_base, on_trace=on_trace, allowed_tags=allowed_tags)

@@ -14,7 +14,7 @@ from tests.tools_exec.factories import ADD_FUNCTION, EVENT_BASE, USER, ToolFacto
 from tools.executors import ToolError
 from tools.models import ExecutionType, LifecycleStatus
 from tools.registry import agent_function
-from tools.toolset import Toolset, atoolset_for, toolset_for
+from tools.toolset import Toolset, toolset_for
 
 pytestmark = pytest.mark.django_db
 
@@ -298,16 +298,6 @@ def test_a_result_over_the_size_limit_is_an_error_result(settings: Any) -> None:
     with pytest.raises(ToolError, match="the result is 3002 bytes of JSON, over the limit of 2048 bytes"):
         call(toolset, "sized", {"size": 3000})
     assert [trace.outcome for trace in toolset.traces] == ["ok", "error"]
-
-
-def test_the_toolset_can_be_built_from_async_code() -> None:
-    tool = ToolFactory()
-
-    async def build_and_call() -> Any:
-        toolset = await atoolset_for(agent_tool_ids=[tool.tool_id], tool_overrides={}, user=USER, event_base=EVENT_BASE)
-        return await toolset.specs[0].call({"a": 2, "b": 5})
-
-    assert async_to_sync(build_and_call)() == {"sum": 7}
 
 
 def test_changing_an_offered_schema_changes_nothing_stored() -> None:
