@@ -48,3 +48,20 @@ def test_malformed_variable_stops_start_up_naming_it(variable, value):
 def test_embedded_defaults_start_cleanly():
     result = start({})
     assert result.returncode == 0, result.stderr
+
+
+def test_the_deploy_check_sees_the_security_middleware_and_still_checks_what_depends_on_it():
+    # chatplatform/middleware.py subclasses Django's security, CSRF and clickjacking middleware.
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy"],
+        cwd=ROOT,
+        env={**os.environ, "DEBUG": "false", "SECRET_KEY": "a-long-random-production-secret-" + "k3y!x9Q" * 6},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    output = result.stdout + result.stderr
+    assert "security.W004" in output, "HSTS is still checked"
+    assert "security.W008" in output, "the SSL redirect is still checked"
+    for missing in ("security.W001", "security.W002", "security.W003"):
+        assert missing not in output
