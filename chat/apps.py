@@ -1,6 +1,20 @@
+from __future__ import annotations
+
 from django.apps import AppConfig
+from django.db.models.signals import post_delete, post_save
 
 
 class ChatConfig(AppConfig):
     name = "chat"
     verbose_name = "Chat"
+
+    def ready(self) -> None:
+        from agents.models import AgentDefinition
+        from chat.models import ChatApp
+        from chat.selectors import turn_definitions
+        from tools.models import ToolDefinition
+
+        # Signals, not the services: the API, the admin, commands and cleanup all save through the models.
+        for model in (ChatApp, AgentDefinition, ToolDefinition):
+            post_save.connect(turn_definitions.invalidate, sender=model, dispatch_uid=f"turn-definitions-{model.__name__}-save")
+            post_delete.connect(turn_definitions.invalidate, sender=model, dispatch_uid=f"turn-definitions-{model.__name__}-delete")

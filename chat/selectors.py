@@ -14,6 +14,11 @@ from agents.models import TestType
 from chat.models import ApplyRulesAs, ChatApp, ChatMessage, ChatSession, ChatSessionFeedback, ChatUser
 from chatplatform.api.errors import Code, InvalidRequest, NotFound
 from chatplatform.api.pagination import decode_token, encode_token
+from chatplatform.generations import LocalCopies
+
+# The chat apps, agents and tools a turn reads (chat.converse), kept per process: three queries
+# were a third of a turn's start. Any save or delete of one replaces the generation (chat/apps.py).
+turn_definitions = LocalCopies("definitions:generation", lifetime=60.0)
 
 
 def users_search(*, user_id_partial: str, limit: int) -> QuerySet[ChatUser]:

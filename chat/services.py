@@ -133,9 +133,15 @@ class TurnClaim:
     history: list[tuple[str, str]] = field(default_factory=list)  # (source, text), oldest first
 
 
-def _start_turn(session: ChatSession, *, user_id: str, message: str, files: list[Any], now: datetime) -> tuple[ChatMessage, list]:
-    """Store the user's message (before any model call) and read the history it follows."""
-    earlier = list(ChatMessage.objects.filter(session=session).order_by("-timestamp").values_list("source", "message")[:HISTORY_LIMIT])
+def _start_turn(
+    session: ChatSession, *, user_id: str, message: str, files: list[Any], now: datetime, new: bool = False
+) -> tuple[ChatMessage, list]:
+    """Store the user's message (before any model call) and read the history it follows (none in a `new` session)."""
+    earlier = (
+        []
+        if new
+        else list(ChatMessage.objects.filter(session=session).order_by("-timestamp").values_list("source", "message")[:HISTORY_LIMIT])
+    )
     earlier.reverse()
     user_message = ChatMessage.objects.create(
         session=session, user_id=user_id, source=MessageSource.USER, message=message, files=files, timestamp=now
@@ -178,7 +184,7 @@ def turn_claim(
                 last_update=now,
             )
             emit_on_commit("session.created", session_id=str(session.pk), user_id=user.pk, chat_app_id=chat_app_id)
-            user_message, history = _start_turn(session, user_id=user.pk, message=message, files=files, now=now)
+            user_message, history = _start_turn(session, user_id=user.pk, message=message, files=files, now=now, new=True)
             return TurnClaim(session, 0, True, user_message, history)
         session = ChatSession.objects.select_for_update().filter(pk=session_id, user=user, chat_app_id=chat_app_id).first()
         if session is None:

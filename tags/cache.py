@@ -8,13 +8,13 @@ cache when REDIS_URL is set) stops reading the old entries at once; they expire 
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+
+from chatplatform import generations
 
 logger = logging.getLogger("tags.cache")
 
@@ -25,28 +25,12 @@ T = TypeVar("T")
 
 
 def generation() -> str:
-    """The current generation. A missing one (first use, or evicted) starts a new random one, never
-    a reused value, so entries written under an earlier generation cannot come back to life."""
-    current = cache.get(GENERATION_KEY)
-    if current is None:
-        cache.add(GENERATION_KEY, uuid.uuid4().hex, timeout=None)
-        current = cache.get(GENERATION_KEY)
-    return str(current)
-
-
-def _new_generation() -> None:
-    cache.set(GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+    return generations.current(GENERATION_KEY)
 
 
 def invalidate() -> None:
-    """Make every cached tag entry stale; called by every write.
-
-    Replaced now, so this process's next read (even inside the same transaction) misses; and
-    again after commit, because a reader in another process may have cached the pre-commit rows
-    under the new generation between the two.
-    """
-    _new_generation()
-    transaction.on_commit(_new_generation)
+    """Make every cached tag entry stale; called by every write."""
+    generations.replace(GENERATION_KEY)
 
 
 def cached(name: str, compute: Callable[[], T], *, keep: Callable[[T], bool] | None = None) -> T:

@@ -155,3 +155,23 @@ async def test_rollout_accounts_and_regions_limit_who_may_converse(app, async_cl
         assert response.status_code == 200, response.json()
     else:
         assert_error(response, 403, "INSUFFICIENT_PERMISSIONS")
+
+
+async def test_an_operators_change_reaches_the_very_next_turn(app, async_client_for, openai_server):
+    """Turns keep chat apps, agents and tools in memory; any write through the Admin API drops them."""
+    openai_server.script([Reply(text="One."), Reply(text="Two.")])
+    alice, operator = async_client_for("alice"), async_client_for("operator", admin=True)
+    assert (await converse(alice)).status_code == 200
+
+    changed = await operator.post(
+        "/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "You are terse."}}, content_type="application/json"
+    )
+    assert changed.status_code == 200, changed.json()
+    assert (await converse(alice)).status_code == 200
+    assert system_prompt_of(openai_server.requests[-1]) == "You are terse."
+
+    disabled = await operator.post(
+        "/api/chat-admin/chat-app", {"chatApp": {"chatAppId": "support", "enabled": False}}, content_type="application/json"
+    )
+    assert disabled.status_code == 200, disabled.json()
+    assert_error(await converse(alice), 403, "INSUFFICIENT_PERMISSIONS")

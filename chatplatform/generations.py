@@ -1,0 +1,77 @@
+"""Cache generations: how a write makes every cached copy stale without finding them.
+
+Entries are kept under a generation (a random token in the shared cache). A write replaces the
+generation, and every reader, in every process sharing the cache (all of them with REDIS_URL),
+stops using what it kept under the old one. The tag cache (tags/cache.py) and the process-local
+copies of definitions (`LocalCopies`) both work this way.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from django.core.cache import cache
+from django.db import transaction
+
+T = TypeVar("T")
+
+
+def current(key: str) -> str:
+    """The generation under `key`. A missing one (first use, or evicted) starts a new random one,
+    never a reused value, so entries kept under an earlier generation cannot come back to life."""
+    value = cache.get(key)
+    if value is None:
+        cache.add(key, uuid.uuid4().hex, timeout=None)
+        value = cache.get(key)
+    return str(value)
+
+
+def replace(key: str) -> None:
+    """Make everything kept under the generation `key` stale.
+
+    Replaced now, so this process's next read (even inside the same transaction) misses; and
+    again after commit, because a reader elsewhere may have kept the pre-commit rows under the
+    new generation in between.
+    """
+    _new(key)
+    transaction.on_commit(lambda: _new(key))
+
+
+def _new(key: str) -> None:
+    cache.set(key, uuid.uuid4().hex, timeout=None)
+
+
+class LocalCopies:
+    """Objects read from the database, kept in this process while the generation `key` stands
+    and for at most `lifetime` seconds. The lifetime bounds staleness where no write replaced the
+    generation: a raw UPDATE, or several processes on the local-memory cache (no REDIS_URL).
+
+    The objects are shared by every thread of the process: callers only read them.
+    """
+
+    MAX_ENTRIES = 10_000
+
+    def __init__(self, key: str, *, lifetime: float) -> None:
+        self.key = key
+        self.lifetime = lifetime
+        self._entries: dict[Hashable, tuple[str, float, Any]] = {}
+
+    def get(self, name: Hashable, load: Callable[[], T]) -> T:
+        """The kept copy of `name`, or `load()` (kept when it returns; an exception is not kept)."""
+        generation = current(self.key)
+        now = time.monotonic()
+        entry = self._entries.get(name)
+        if entry is not None and entry[0] == generation and entry[1] > now:
+            return entry[2]
+        value = load()
+        if len(self._entries) >= self.MAX_ENTRIES:
+            self._entries.clear()
+        self._entries[name] = (generation, now + self.lifetime, value)
+        return value
+
+    def invalidate(self, **signal_kwargs: Any) -> None:
+        """Every process drops its copies at its next read (usable as a model signal receiver)."""
+        replace(self.key)
