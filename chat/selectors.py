@@ -17,7 +17,7 @@ from chatplatform.api.pagination import decode_token, encode_token
 from chatplatform.generations import LocalCopies
 
 # The chat apps, agents and tools a turn reads (chat.converse), kept per process: three queries
-# were a third of a turn's start. Any save or delete of one replaces the generation (chat/apps.py).
+# were half of a turn's start. Any save or delete of one replaces the generation (chat/apps.py).
 turn_definitions = LocalCopies("definitions:generation", lifetime=60.0)
 
 

@@ -418,7 +418,7 @@ async def converse_view(request: HttpRequest) -> HttpResponseBase:
     """`POST /api/chat/converse`: JSON through ConverseView, or with `Accept: text/event-stream` an SSE stream."""
     if "text/event-stream" not in request.headers.get("Accept", ""):
         return await sync_to_async(_converse_json)(request)
-    admitted = await sync_to_async(_admit, thread_sensitive=False)(request)
+    admitted = await sync_to_async(_admit)(request)
     if isinstance(admitted, HttpResponseBase):
         return admitted
     caller, body, budget = admitted

@@ -17,6 +17,7 @@ from inspect import iscoroutinefunction
 from typing import Any
 
 from asgiref.sync import async_to_sync, markcoroutinefunction, sync_to_async
+from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
@@ -66,7 +67,7 @@ class Session(_OnTheLoop, SessionMiddleware):
 
     def response_needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
         session = getattr(request, "session", None)
-        return session is not None and session.modified
+        return session is not None and (session.modified or settings.SESSION_SAVE_EVERY_REQUEST)
 
 
 class Messages(_OnTheLoop, MessageMiddleware):
