@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 import factory
 
-from tools.models import ExecutionType, ToolDefinition
+from tests.tools.factories import ToolDefinitionFactory
 
 REGION = "eu-west-1"  # of the moto Lambda functions
 ADD_FUNCTION: dict[str, Any] = {
@@ -47,19 +47,10 @@ def function(name: str, parameters: dict[str, Any] | None = None, description: s
     return {"name": name, "description": description, "parameters": copy.deepcopy(parameters or {})}
 
 
-class ToolFactory(factory.django.DjangoModelFactory):
+class ToolFactory(ToolDefinitionFactory):
     """An inline tool by default; `function_schema` lists its FunctionDefinitions."""
 
-    class Meta:
-        model = ToolDefinition
-
     tool_id = factory.Sequence(lambda n: f"exec-tool-{n}@1")
-    execution_type = ExecutionType.INLINE
-    name = factory.LazyAttribute(lambda tool: tool.tool_id.split("@")[0])
-    display_name = "A tool"
-    description = "Does something useful"
-    supported_agent_frameworks = factory.LazyFunction(lambda: ["hosted"])
-    version = factory.LazyAttribute(lambda tool: int(tool.tool_id.split("@")[1]))
     execution_timeout = 5
     function_schema = factory.LazyFunction(lambda: [copy.deepcopy(ADD_FUNCTION)])
     code = "(event, params) => ({ sum: params.a + params.b })"
