@@ -18,11 +18,12 @@ anyway) through sync_to_async; no transaction is open while a model is called.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,7 +62,8 @@ _db_executor = ThreadPoolExecutor(max_workers=1 if _sqlite else 8, thread_name_p
 _running: set[asyncio.Task[None]] = set()
 
 
-def _db(function: Callable[..., Any]) -> Callable[..., Any]:
+def on_db_thread(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` as a coroutine function run on the turns' database threads (their connections persist)."""
     return sync_to_async(function, thread_sensitive=False, executor=_db_executor)
 
 
@@ -385,7 +387,7 @@ async def _wait_for_turn(prep: _Prepared, claim: services.TurnClaim) -> services
         # Another turn of this session runs (possibly in another process): poll its hand-over.
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.25)
-        claim = await _db(services.turn_try_start)(claim=claim, message=prep.message, files=prep.files) or claim
+        claim = await on_db_thread(services.turn_try_start)(claim=claim, message=prep.message, files=prep.files) or claim
     return claim
 
 
@@ -427,7 +429,7 @@ async def _execute(prep: _Prepared, claim: services.TurnClaim, emit: Emit) -> No
         if _on(prep.features, "verifyResponse"):
             text, verifications = await _verify(emit, prep, ledger, history, text, tools)
         message_usage = ledger.usage()
-        answer = await _db(services.turn_finish)(
+        answer = await on_db_thread(services.turn_finish)(
             session_id=session_id,
             ticket=claim.ticket,
             user_id=prep.user.pk,
@@ -459,7 +461,7 @@ async def _execute(prep: _Prepared, claim: services.TurnClaim, emit: Emit) -> No
         emit(error_event(exc))
     finally:
         if claim.user_message is not None and not finished:
-            await asyncio.shield(_db(services.turn_release)(session_id=claim.session.pk, ticket=claim.ticket))
+            await asyncio.shield(on_db_thread(services.turn_release)(session_id=claim.session.pk, ticket=claim.ticket))
         emit(None)
 
 
@@ -508,9 +510,9 @@ async def _title(*, session_id: uuid.UUID, question: str, answer: str) -> str | 
         title, usage = fallback_title(question), usage_fields([])
     if not title:
         return None
-    written = await _db(services.session_set_title)(session_id=session_id, title=title, only_if_untitled=True)
+    written = await on_db_thread(services.session_set_title)(session_id=session_id, title=title, only_if_untitled=True)
     if usage["totalTokens"]:
-        await _db(services.session_add_usage)(session_id=session_id, usage=usage)
+        await on_db_thread(services.session_add_usage)(session_id=session_id, usage=usage)
     return title if written else None
 
 
@@ -525,56 +527,152 @@ def validate_request(body: Any) -> dict[str, Any]:
 
 
 class Turn:
-    """The events of a started turn, in order: iterate them one by one, or take what is waiting with `batch`."""
+    """The events of a started turn, in order: iterate them one by one, or take what is waiting with `batch`.
+
+    Events are handed over without a queue or a timer per event: `emit` appends and wakes the one
+    reader. A streamed token costs the platform about as much CPU as the rest of its path to the
+    client, so this hand-over is kept to a list append and, when the reader waits, one future.
+    """
 
     def __init__(self) -> None:
-        self._queue: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
-        self._over = False
-        self.emit: Emit = self._queue.put_nowait
+        self._loop = asyncio.get_running_loop()
+        self._events: list[TurnEvent] = []
+        self._ended = False  # the turn emitted its end (None)
+        self._over = False  # the reader has taken the last event, or left
+        self._waiter: asyncio.Future[None] | None = None
+        self._last_emit = self._loop.time()
+        self._quiet = False  # the reader asked to hear of quiet spells, and one came
+        self._quiet_timer: asyncio.TimerHandle | None = None
 
-    def __aiter__(self) -> Turn:
-        return self
-
-    async def __anext__(self) -> TurnEvent:
-        event = None if self._over else await self._queue.get()
+    def emit(self, event: TurnEvent | None) -> None:
+        if self._over:  # nobody reads any more
+            return
         if event is None:
-            self._over = True
-            raise StopAsyncIteration
-        return event
+            self._ended = True
+        else:
+            self._events.append(event)
+        self._last_emit = self._loop.time()
+        self._wake()
 
-    async def batch(self, timeout: float | None = None) -> list[TurnEvent] | None:
-        """Every event waiting now, waiting up to `timeout` seconds for the first; [] when none came
-        in time, None once the turn is over. A stream writes a batch at once: one write, not one per delta."""
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def close(self) -> None:
+        """The reader leaves (its client went away): later events are dropped, a waiting `batch` returns None.
+        The turn itself goes on and stores its answer."""
+        self._over, self._events = True, []
+        if self._quiet_timer is not None:
+            self._quiet_timer.cancel()
+        self._wake()
+
+    def __aiter__(self) -> AsyncIterator[TurnEvent]:
+        return self._each()
+
+    async def _each(self) -> AsyncIterator[TurnEvent]:
+        try:
+            while (events := await self.batch()) is not None:
+                for event in events:
+                    yield event
+        finally:
+            self.close()
+
+    async def batch(self, quiet_after: float | None = None) -> list[TurnEvent] | None:
+        """Every event waiting now, waiting for the first if there is none; None once the turn is over.
+
+        With `quiet_after`: [] whenever the turn has been quiet that long (a stream's heartbeat),
+        checked by one timer for the whole turn, not one per wait. A stream writes a batch at
+        once: one write, not one per delta.
+        """
+        if quiet_after is not None and self._quiet_timer is None and not (self._ended or self._over):
+            self._quiet_timer = self._loop.call_at(self._last_emit + quiet_after, self._quiet_check, quiet_after)
+        while not self._events and not self._ended and not self._over:
+            if self._quiet:
+                self._quiet = False
+                return []
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
         if self._over:
             return None
-        try:
-            async with asyncio.timeout(timeout):
-                events = [await self._queue.get()]
-        except TimeoutError:
-            return []
-        while not self._queue.empty():
-            events.append(self._queue.get_nowait())
-        if events[-1] is None:
+        events, self._events, self._quiet = self._events, [], False
+        if self._ended:
             self._over = True
-            events.pop()
-            return events or None
-        return events
+            if self._quiet_timer is not None:
+                self._quiet_timer.cancel()
+        return events or None
+
+    def _quiet_check(self, quiet_after: float) -> None:
+        if self._ended or self._over:
+            return
+        now = self._loop.time()
+        if now - self._last_emit >= quiet_after:
+            self._quiet, self._last_emit = True, now
+            self._wake()
+        self._quiet_timer = self._loop.call_at(self._last_emit + quiet_after, self._quiet_check, quiet_after)
 
 
-async def run_turn(body: Any, caller: ChatUser) -> Turn:
-    """Check the request and start the turn; its events come from the returned Turn.
+SSE_HEARTBEAT_SECONDS = 15.0  # CONTRACT §7
 
-    Check failures raise here, as the API error they are. Later failures are an `error` event.
-    Leaving the events early (a disconnect) does not stop the turn: it runs to the end in its own
-    task and stores the answer.
+
+def sse_event(event: TurnEvent) -> bytes:
+    return f"event: {event.type}\ndata: {json.dumps(event.data, separators=(',', ':'))}\n\n".encode()
+
+
+async def sse_chunks(turn: Turn) -> AsyncIterator[bytes]:
+    """The turn as Server-Sent Events: what is waiting in one chunk, a heartbeat comment when quiet."""
+    try:
+        while (events := await turn.batch(SSE_HEARTBEAT_SECONDS)) is not None:
+            # An empty batch: quiet for a while (a long tool call); the comment keeps proxies from closing the stream.
+            yield b"".join(map(sse_event, events)) if events else b": heartbeat\n\n"
+    finally:
+        turn.close()  # leaving early (the client went away) only stops the writing: the turn runs on
+
+
+async def collect(turn: Turn) -> dict[str, Any]:
+    """The non-streaming answer: the `done` event's fields; an `error` event is raised as the API error."""
+    async for event in turn:
+        if event.type == "done":
+            return event.data  # leaving now: a pending title is still stored
+        if event.type == "error":
+            raise ApiError(event.data["error"], code=event.data.get("code"), status_code=event.status)
+    raise ApiError("the turn ended without an answer", code=Code.INTERNAL_ERROR, status_code=500)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A turn whose checks passed, whose definitions are read and whose place on the session is taken."""
+
+    prep: _Prepared
+    claim: services.TurnClaim
+
+
+def prepare(body: Any, caller: ChatUser) -> Started:
+    """The request checked (400 naming the field and the rule; 403/404 of CONTRACT §3, §5), what
+    the turn needs read, and its ticket on the session taken. Sync: run it on the database thread."""
+    return Started(*_start(validate_request(body), caller))
+
+
+def start(started: Started) -> Turn:
+    """Run a prepared turn in a task of its own; its events come from the returned Turn.
+
+    Leaving the events early (a disconnect) does not stop the turn: it runs to the end and stores
+    the answer.
     """
-    validated = validate_request(body)
-    prep, claim = await _db(_start)(validated, caller)
     turn = Turn()
-    task = asyncio.create_task(_execute(prep, claim, turn.emit), name="converse-turn")
+    task = asyncio.create_task(_execute(started.prep, started.claim, turn.emit), name="converse-turn")
     _running.add(task)
     task.add_done_callback(_running.discard)
     return turn
+
+
+async def run_turn(body: Any, caller: ChatUser) -> Turn:
+    """Check the request and start the turn (check failures raise here, as the API error they are;
+    later failures are an `error` event)."""
+    return start(await on_db_thread(prepare)(body, caller))
 
 
 async def wait_for_running_turns() -> None:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, Iterable
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -43,7 +42,6 @@ from chat.serializers import (
 )
 from chatplatform import llm
 from chatplatform.api.errors import ApiError, Code, InvalidRequest
-from chatplatform.api.exceptions import handle
 from chatplatform.api.pagination import page_size
 from chatplatform.api.permissions import acting_user_id
 from chatplatform.api.views import AdminApiViewSet, ApiView, ApiViewSet, ok
@@ -340,17 +338,10 @@ class SessionAdminViewSet(AdminApiViewSet):
 
 # --- Converse (SPEC.md "Send message", CONTRACT §7) ------------------------------------------------
 
-SSE_HEARTBEAT_SECONDS = 15.0
 
-
-async def collect_turn(body: Any, caller: ChatUser) -> dict[str, Any]:
-    """The non-streaming answer: the `done` event's fields; an `error` event is raised as the API error."""
-    async for event in await converse.run_turn(body, caller):
-        if event.type == "done":
-            return event.data  # leaving now closes the stream; a pending title is still stored
-        if event.type == "error":
-            raise ApiError(event.data["error"], code=event.data.get("code"), status_code=event.status)
-    raise ApiError("the turn ended without an answer", code=Code.INTERNAL_ERROR, status_code=500)
+async def answer(body: Any, caller: ChatUser) -> dict[str, Any]:
+    """The non-streaming answer: the `done` event's fields (an `error` event raises the API error)."""
+    return await converse.collect(await converse.run_turn(body, caller))
 
 
 class ConverseView(ApiView):
@@ -369,69 +360,75 @@ class ConverseView(ApiView):
     )
     def post(self, request: Request) -> Response:
         # This view runs in a worker thread; async_to_sync runs the turn on the server's event loop.
-        return ok(**{key: value for key, value in async_to_sync(collect_turn)(request.data, request.user).items() if key != "success"})
+        return ok(**{key: value for key, value in async_to_sync(answer)(request.data, request.user).items() if key != "success"})
 
 
 _converse_json = ConverseView.as_view()
 
 
-def _admit(request: HttpRequest) -> tuple[ChatUser, Any, Any] | HttpResponseBase:
-    """What ApiView does before an action (authentication, rate limit, permissions, JSON body),
-    for the streaming path: the caller, the body and the rate budget, or the error response."""
-    view = ConverseView(**_converse_json.view_initkwargs)
-    view.setup(request)
-    view.args, view.kwargs, view.headers = (), {}, {}
-    drf_request = view.initialize_request(request)
-    view.request = drf_request
+class Admission:
+    """ConverseView's admission of a request outside its dispatch (authentication, rate limit,
+    permissions, the JSON body), and DRF's rendering of what is answered after it. The SSE path
+    below and the ASGI endpoint (`chat.endpoint`) admit through it, so a request is treated the
+    same whichever serves it. Sync: it may read the user from the database."""
+
+    def __init__(self, request: HttpRequest) -> None:
+        self.view = view = ConverseView(**_converse_json.view_initkwargs)
+        view.setup(request)
+        view.args, view.kwargs, view.headers = (), {}, view.default_response_headers
+        self.request = view.request = view.initialize_request(request)
+        self.failure: HttpResponseBase | None = None
+        try:
+            view.initial(self.request)
+            self.caller: ChatUser = self.request.user
+            self.body: Any = self.request.data
+        except Exception as exc:
+            self.failure = self.error(exc)
+
+    def _finalize(self, response: HttpResponseBase) -> HttpResponseBase:
+        """DRF's last step: the renderer, `Allow`, and the rate-limit headers (ApiView)."""
+        response = self.view.finalize_response(self.request, response)
+        return response.render() if isinstance(response, Response) else response
+
+    def error(self, exc: Exception) -> HttpResponseBase:
+        return self._finalize(self.view.handle_exception(exc))
+
+    def answer(self, fields: dict[str, Any]) -> HttpResponseBase:
+        return self._finalize(ok(**{key: value for key, value in fields.items() if key != "success"}))
+
+    def stream(self, chunks: Iterable[bytes] | AsyncIterable[bytes]) -> HttpResponseBase:
+        response = StreamingHttpResponse(chunks, content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
+        return self._finalize(response)
+
+
+def admit_and_prepare(request: HttpRequest) -> tuple[Admission, converse.Started | None, HttpResponseBase | None]:
+    """Admission and the turn's checks, reads and session ticket: (admission, the started turn or
+    None, the error response or None). One trip to the database thread for all of a turn's start."""
+    admission = Admission(request)
+    if admission.failure is not None:
+        return admission, None, admission.failure
     try:
-        view.initial(drf_request)
-        body = drf_request.data
+        return admission, converse.prepare(admission.body, admission.caller), None
     except Exception as exc:
-        response = view.finalize_response(drf_request, view.handle_exception(exc))
-        return response.render()
-    return drf_request.user, body, getattr(request, "rate_limit", None)
-
-
-def _sse(event: converse.TurnEvent) -> bytes:
-    return f"event: {event.type}\ndata: {json.dumps(event.data, separators=(',', ':'))}\n\n".encode()
-
-
-async def _sse_stream(turn: converse.Turn) -> AsyncIterator[bytes]:
-    # Leaving early (the client went away) only stops the writing: the turn itself runs on.
-    while (events := await turn.batch(SSE_HEARTBEAT_SECONDS)) is not None:
-        # An empty batch: quiet for a while (a long tool call); the comment keeps proxies from closing the stream.
-        yield b"".join(map(_sse, events)) if events else b": heartbeat\n\n"
-
-
-def _error_response(exc: Exception, budget: Any) -> HttpResponse:
-    rendered = handle(exc)
-    response = HttpResponse(json.dumps(rendered.data), status=rendered.status_code, content_type="application/json")
-    for name in ("Retry-After", "WWW-Authenticate"):
-        if rendered.has_header(name):
-            response[name] = rendered[name]
-    for name, value in (budget.headers() if budget is not None else {}).items():
-        response[name] = value
-    return response
+        return admission, None, admission.error(exc)
 
 
 async def converse_view(request: HttpRequest) -> HttpResponseBase:
-    """`POST /api/chat/converse`: JSON through ConverseView, or with `Accept: text/event-stream` an SSE stream."""
+    """`POST /api/chat/converse` through Django: JSON through ConverseView, or with `Accept:
+    text/event-stream` an SSE stream. Bearer-token requests are served by `chat.endpoint` in front
+    of Django under ASGI; this view serves cookie sessions, and every request under WSGI."""
     if "text/event-stream" not in request.headers.get("Accept", ""):
         return await sync_to_async(_converse_json)(request)
-    admitted = await sync_to_async(_admit)(request)
-    if isinstance(admitted, HttpResponseBase):
-        return admitted
-    caller, body, budget = admitted
+    admission = await sync_to_async(Admission)(request)
+    if admission.failure is not None:
+        return admission.failure
     try:
-        turn = await converse.run_turn(body, caller)  # the checks: a 400/403/404 is answered with its status, not as a stream
+        turn = await converse.run_turn(admission.body, admission.caller)  # the checks: a 400/403/404 keeps its status
     except Exception as exc:
-        return _error_response(exc, budget)
-    response = StreamingHttpResponse(_sse_stream(turn), content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
-    for name, value in (budget.headers() if budget is not None else {}).items():
-        response[name] = value
-    return response
+        return admission.error(exc)
+    return admission.stream(converse.sse_chunks(turn))
 
 
 # drf-spectacular documents the path through ConverseView; the CSRF check is DRF's (cookie sessions only).

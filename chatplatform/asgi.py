@@ -1,4 +1,4 @@
-"""The ASGI application: HTTP through Django, WebSocket through Channels."""
+"""The ASGI application: HTTP through Django (bearer-token converse in front of it), WebSocket through Channels."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from chat.consumers import ConverseConsumer  # noqa: E402
+from chat.endpoint import ConverseEndpoint  # noqa: E402
 from chatplatform.api.websocket import OriginCheckedWebSocket, WebSocketAuthMiddleware  # noqa: E402
 
 websocket_urlpatterns = [path("ws/chat/converse", ConverseConsumer.as_asgi())]
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": ConverseEndpoint(django_asgi_app),
         "websocket": OriginCheckedWebSocket(WebSocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
     }
 )

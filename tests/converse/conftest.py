@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.test import AsyncClient
 
+from tests.asgi_client import AsgiClient
 from tests.conftest import bearer_token
 from tests.converse.factories import ChatAppFactory
 from tests.peers import openai_server  # noqa: F401  (a pytest fixture, registered by importing it here)
@@ -22,9 +22,11 @@ def app(transactional_db: None) -> Any:
 
 
 @pytest.fixture
-def async_client_for(transactional_db: None) -> Callable[..., AsyncClient]:
-    def make(user_id: str = "alice", *, admin: bool = False, **claims: Any) -> AsyncClient:
-        return AsyncClient(AUTHORIZATION=f"Bearer {bearer_token(user_id, admin=admin, **claims)}")
+def async_client_for(transactional_db: None) -> Callable[..., AsgiClient]:
+    """A client of the whole ASGI application with a user's bearer token: the converse endpoint serves it, as in production."""
+
+    def make(user_id: str = "alice", *, admin: bool = False, **claims: Any) -> AsgiClient:
+        return AsgiClient(AUTHORIZATION=f"Bearer {bearer_token(user_id, admin=admin, **claims)}")
 
     return make
 

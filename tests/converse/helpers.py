@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.test import AsyncClient
-
 from chat.converse import wait_for_running_turns
 
 
@@ -17,7 +15,7 @@ def body(**overrides: Any) -> dict[str, Any]:
     return {key: value for key, value in data.items() if value is not None}
 
 
-async def converse(client: AsyncClient, **overrides: Any) -> Any:
+async def converse(client: Any, **overrides: Any) -> Any:
     response = await client.post("/api/chat/converse", body(**overrides), content_type="application/json")
     await wait_for_running_turns()  # the title step may still be running after `done`
     return response
@@ -38,7 +36,7 @@ async def read_stream(response: Any) -> bytes:
     return b"".join(chunks)
 
 
-async def converse_sse(client: AsyncClient, **overrides: Any) -> tuple[Any, list[tuple[str, dict[str, Any]]]]:
+async def converse_sse(client: Any, **overrides: Any) -> tuple[Any, list[tuple[str, dict[str, Any]]]]:
     response = await client.post(
         "/api/chat/converse", body(**overrides), content_type="application/json", headers={"Accept": "text/event-stream"}
     )

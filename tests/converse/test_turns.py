@@ -42,7 +42,7 @@ async def test_the_sse_stream_sends_session_deltas_done_and_title_in_order(app, 
 
 
 async def test_a_quiet_sse_stream_sends_heartbeat_comments_until_the_answer_comes(app, async_client_for, openai_server, monkeypatch):
-    monkeypatch.setattr("chat.views.SSE_HEARTBEAT_SECONDS", 0.05)
+    monkeypatch.setattr("chat.converse.SSE_HEARTBEAT_SECONDS", 0.05)
     openai_server.script([Reply(text="Finally here.", first_token_delay=0.4)])
 
     response = await async_client_for("alice").post(

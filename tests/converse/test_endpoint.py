@@ -1,0 +1,157 @@
+"""`POST /api/chat/converse` under ASGI: bearer-token requests are served by the endpoint in front
+of Django (chat/endpoint.py), everything else by Django. Both must answer alike."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.test import AsyncClient, Client
+
+from chat.converse import wait_for_running_turns
+from chat.models import ChatMessage, ChatUser
+from tests.asgi_client import AsgiClient
+from tests.conftest import assert_error, bearer_token
+from tests.converse.helpers import body, parse_sse
+from tests.peers import Reply
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SSE = {"Accept": "text/event-stream"}
+JSON = "application/json"
+
+
+def _comparable(headers: Any) -> dict[str, str]:
+    """Headers by lower-case name, without the one that counts requests."""
+    return {name.lower(): value for name, value in headers.items() if name.lower() != "x-ratelimit-remaining"}
+
+
+@pytest.mark.parametrize(
+    ("authorization", "data", "content_type"),
+    [
+        ("Bearer not-a-token", body(), "application/json"),
+        (None, b"{not json", "application/json"),
+        (None, b"hello", "text/plain"),
+        (None, body(chatAppId="missing"), "application/json"),
+        (None, body(message=None), "application/json"),
+    ],
+    ids=["bad-token", "not-json", "not-json-media-type", "unknown-chat-app", "missing-field"],
+)
+@pytest.mark.parametrize("accept", ["application/json", "text/event-stream"])
+async def test_the_endpoint_refuses_a_request_exactly_as_django_does(app, authorization, data, content_type, accept):
+    headers = {"AUTHORIZATION": authorization or f"Bearer {bearer_token('alice')}"}
+
+    through_django = await AsyncClient(**headers).post("/api/chat/converse", data, content_type=content_type, headers={"Accept": accept})
+    through_endpoint = await AsgiClient(**headers).post("/api/chat/converse", data, content_type=content_type, headers={"Accept": accept})
+
+    assert through_endpoint.status_code == through_django.status_code >= 400
+    assert through_endpoint.json() == through_django.json()
+    assert _comparable(through_endpoint.headers) == _comparable(through_django.headers)
+    assert {"x-ratelimit-limit", "x-content-type-options", "x-frame-options", "allow"} <= set(through_endpoint.headers)
+
+
+async def test_an_answer_carries_the_same_headers_as_through_django(app, openai_server):
+    token = {"AUTHORIZATION": f"Bearer {bearer_token('alice')}"}
+    for accept in ("application/json", "text/event-stream"):
+        openai_server.script([Reply(text="Hi."), Reply(text="Hi.")])
+        through_django = await AsyncClient(**token).post(
+            "/api/chat/converse", body(), content_type="application/json", headers={"Accept": accept}
+        )
+        if through_django.streaming:
+            [chunk async for chunk in through_django.streaming_content]
+        through_endpoint = await AsgiClient(**token).post(
+            "/api/chat/converse", body(), content_type="application/json", headers={"Accept": accept}
+        )
+        if through_endpoint.streaming:
+            await through_endpoint.read()
+        await wait_for_running_turns()
+        assert through_endpoint.status_code == through_django.status_code == 200
+        expected = _comparable(through_django.headers)
+        expected.pop("content-length", None)  # the length of a different session id's answer
+        assert {k: v for k, v in _comparable(through_endpoint.headers).items() if k != "content-length"} == expected
+
+
+async def test_the_rate_limit_counts_converse_through_the_endpoint_and_answers_429(app, settings, openai_server, monkeypatch):
+    monkeypatch.setattr("chatplatform.api.ratelimit.now", lambda: 1_800_000_010.0)
+    settings.CHAT_RATE_LIMITS = {**settings.CHAT_RATE_LIMITS, "chat": 1}
+    client = AsgiClient(AUTHORIZATION=f"Bearer {bearer_token('alice')}")
+    openai_server.script([Reply(text="once")])
+    first = await client.post("/api/chat/converse", body())
+    assert first.status_code == 200 and first["X-RateLimit-Remaining"] == "0"
+
+    refused = await client.post("/api/chat/converse", body(), headers=SSE)
+    assert_error(refused, 429, "RATE_LIMIT_EXCEEDED")
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    await wait_for_running_turns()
+    assert len(openai_server.requests) == 1
+
+
+async def test_a_body_larger_than_django_accepts_is_refused_before_anything_runs(app, settings, openai_server):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    client = AsgiClient(AUTHORIZATION=f"Bearer {bearer_token('alice')}")
+    response = await client.post("/api/chat/converse", body(message="x" * 2000))
+    assert_error(response, 400, "INVALID_REQUEST", mentions="body")
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert openai_server.requests == []
+    assert not await ChatUser.objects.filter(user_id="alice").aexists()
+
+
+async def test_a_host_django_does_not_allow_gets_djangos_answer(app, openai_server):
+    client = AsgiClient(AUTHORIZATION=f"Bearer {bearer_token('alice')}")
+    response = await client.post("/api/chat/converse", body(), headers={"Host": "evil.example"})
+    assert response.status_code == 400
+    assert openai_server.requests == []
+
+
+def _logged_in_cookies(user_id: str) -> dict[str, str]:
+    user, _ = ChatUser.objects.get_or_create(user_id=user_id)
+    browser = Client()
+    browser.force_login(user)
+    return {"session": browser.cookies["session"].value, "csrftoken": "c" * 32}
+
+
+async def test_a_browser_session_converses_through_django_with_its_csrf_token(app, openai_server):
+    cookies = await sync_to_async(_logged_in_cookies)("alice")
+    cookie_header = "; ".join(f"{name}={value}" for name, value in cookies.items())
+    browser = AsgiClient(COOKIE=cookie_header)
+
+    refused = await browser.post("/api/chat/converse", body(), headers=SSE)
+    assert_error(refused, 403, mentions="CSRF")
+
+    openai_server.script([Reply(text="Hello browser.")])
+    response = await browser.post("/api/chat/converse", body(), headers={**SSE, "X-CSRFToken": cookies["csrftoken"]})
+    events = parse_sse(await response.read())
+    await wait_for_running_turns()
+    assert response.status_code == 200
+    assert dict(events)["done"]["response"] == "Hello browser."
+    answer = await ChatMessage.objects.aget(pk=dict(events)["done"]["messageId"])
+    assert answer.user_id == "alice"
+
+
+async def test_a_client_leaving_before_its_body_is_complete_starts_nothing(app, openai_server):
+    from asgiref.testing import ApplicationCommunicator
+
+    from chatplatform.asgi import application
+
+    scope = {
+        "type": "http",
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/chat/converse",
+        "raw_path": b"/api/chat/converse",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"authorization", f"Bearer {bearer_token('alice')}".encode())],
+        "client": ("127.0.0.1", 40000),
+        "server": ("testserver", 80),
+    }
+    communicator = ApplicationCommunicator(application, scope)
+    await communicator.send_input({"type": "http.request", "body": b'{"chatAppId": "sup', "more_body": True})
+    await communicator.send_input({"type": "http.disconnect"})
+    await communicator.wait(timeout=5)
+    assert await communicator.receive_nothing()
+    await asyncio.sleep(0.05)
+    assert openai_server.requests == []
