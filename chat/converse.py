@@ -252,6 +252,10 @@ async def _stream(
     emit: Emit, *, model: str, system_prompt: str, history: list[llm.HistoryMessage], message: str, tools: list[llm.ToolSpec]
 ) -> tuple[str, llm.Usage, str]:
     """One streamed model reply, each delta emitted as it arrives; (text, usage, canonical model)."""
+
+    def delta(text: str) -> None:
+        emit(TurnEvent("delta", {"text": text}))
+
     events = llm.stream_reply(
         model=model,
         system_prompt=system_prompt,
@@ -259,11 +263,10 @@ async def _stream(
         message=message,
         tools=tools or None,
         max_round_trips=settings.CHAT_TOOL_MAX_ROUND_TRIPS,
+        on_text=delta,
     )
     async for event in events:
-        if isinstance(event, llm.TextDelta):
-            emit(TurnEvent("delta", {"text": event.text}))
-        elif isinstance(event, llm.ReplyDone):
+        if isinstance(event, llm.ReplyDone):
             return event.text, event.usage, event.model
     raise llm.ModelError(f"{model}: the reply ended without finishing")
 
@@ -429,7 +432,9 @@ async def _execute(prep: _Prepared, claim: services.TurnClaim, emit: Emit) -> No
         if _on(prep.features, "verifyResponse"):
             text, verifications = await _verify(emit, prep, ledger, history, text, tools)
         message_usage = ledger.usage()
-        answer = await on_db_thread(services.turn_finish)(
+        # A title that costs no model call is stored with the answer; a model's comes after `done`.
+        title = fallback_title(prep.message) if not claim.session.title and settings.CHAT_TITLE_MODEL == "offline" else None
+        answer, titled = await on_db_thread(services.turn_finish)(
             session_id=session_id,
             ticket=claim.ticket,
             user_id=prep.user.pk,
@@ -439,6 +444,7 @@ async def _execute(prep: _Prepared, claim: services.TurnClaim, emit: Emit) -> No
             traces=ledger.traces,
             verifications=verifications,
             execution_duration=_ms(started),
+            title=title,
         )
         finished = True
         emit(
@@ -447,10 +453,11 @@ async def _execute(prep: _Prepared, claim: services.TurnClaim, emit: Emit) -> No
                 {"success": True, "response": text, "sessionId": str(session_id), "messageId": str(answer.pk), "usage": message_usage},
             )
         )
-        if not claim.session.title:
+        if title is None and not claim.session.title:
             title = await _title(session_id=session_id, question=prep.message, answer=text)
-            if title:
-                emit(TurnEvent("title", {"sessionId": str(session_id), "title": title}))
+            titled = title is not None
+        if titled:
+            emit(TurnEvent("title", {"sessionId": str(session_id), "title": title}))
     except llm.ModelError as exc:
         logger.warning("turn failed: %s", exc)
         emit(error_event(ApiError(f"the model provider failed: {exc}", code=Code.INTERNAL_ERROR, status_code=502)))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 from rest_framework import serializers
@@ -233,8 +234,10 @@ def turn_finish(
     traces: list[dict[str, Any]],
     verifications: list[dict[str, Any]],
     execution_duration: int,
-) -> ChatMessage:
-    """Store the answer, add its usage to the session's totals and hand the session on: one transaction."""
+    title: str | None = None,
+) -> tuple[ChatMessage, bool]:
+    """Store the answer, add its usage to the session's totals, hand the session to the next ticket
+    and, given a `title`, title a still untitled session: one transaction. (answer, titled)."""
     now = timezone.now()
     with transaction.atomic():
         answer = ChatMessage.objects.create(
@@ -249,9 +252,52 @@ def turn_finish(
             execution_duration=execution_duration,
             timestamp=now,
         )
-        ChatSession.objects.filter(pk=session_id).update(**_usage_increments(usage), last_message_id=answer.pk, last_update=now)
-        ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=now)
-    return answer
+        current_title = _finish_session(session_id=session_id, ticket=ticket, usage=usage, answer_id=answer.pk, title=title or "", now=now)
+    return answer, bool(title) and current_title == title
+
+
+_FINISH_TOTALS = ("input_tokens", "output_tokens", "total_tokens", "input_cost", "output_cost", "total_cost")
+_FINISH_USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "inputCost", "outputCost", "totalCost")
+
+
+@functools.cache
+def _finish_session_sql(vendor: str) -> str:
+    """The session's side of a finished turn as one UPDATE. Every turn runs it, and Django compiles
+    the same statement written with F()/Case() in ~0.5 ms, a tenth of the CPU a streamed turn may
+    take (issue 4): so it is written out once, from the model's own table and column names.
+    The expressions read the row as it was before the UPDATE (SQL's rule, PostgreSQL's and SQLite's)."""
+    quote = connections["default"].ops.quote_name
+    meta = ChatSession._meta
+
+    def column(name: str) -> str:
+        return quote(meta.get_field(name).column)
+
+    serving, started, title = column("turn_serving"), column("turn_started"), column("title")
+    assignments = [f"{column(name)} = {column(name)} + %s" for name in _FINISH_TOTALS]
+    assignments += [
+        f"{column('last_message_id')} = %s",
+        f"{column('last_update')} = %s",
+        # Hand the session on, unless the lease ran out and a later ticket took it over.
+        f"{serving} = CASE WHEN {serving} = %s THEN %s ELSE {serving} END",
+        f"{started} = CASE WHEN {serving} = %s THEN %s ELSE {started} END",
+        # A title the user set meanwhile wins.
+        f"{title} = CASE WHEN {title} = '' THEN %s ELSE {title} END",
+    ]
+    return f"UPDATE {quote(meta.db_table)} SET {', '.join(assignments)} WHERE {column('session_id')} = %s RETURNING {title}"
+
+
+def _finish_session(*, session_id: uuid.UUID, ticket: int, usage: dict[str, Any], answer_id: uuid.UUID, title: str, now: datetime) -> str:
+    """Run `_finish_session_sql`; the session's title afterwards."""
+    connection = connections["default"]
+    field = ChatSession._meta.get_field
+    uuid_value, moment = field("session_id").get_db_prep_value, field("last_update").get_db_prep_value
+    params = [usage[key] for key in _FINISH_USAGE_KEYS]
+    params += [uuid_value(answer_id, connection), moment(now, connection)]
+    params += [ticket, ticket + 1, ticket, moment(now, connection), title[:200], uuid_value(session_id, connection)]
+    with connection.cursor() as cursor:
+        cursor.execute(_finish_session_sql(connection.vendor), params)
+        row = cursor.fetchone()
+    return row[0] if row else ""
 
 
 def session_add_usage(*, session_id: uuid.UUID, usage: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import cast
@@ -67,6 +67,12 @@ class Response:
         """The body as it arrives: everything received since the last step, joined."""
         return self._connection.body_chunks()
 
+    async def deliver(self, on_data: Callable[[bytes], None]) -> None:
+        """Hand the body to `on_data` as it arrives, called from the connection's own callback (no
+        task is woken per chunk); return once the body is complete. An exception `on_data` raises
+        ends the exchange and is raised here."""
+        await self._connection.deliver(on_data)
+
     async def read(self) -> bytes:
         return b"".join([chunk async for chunk in self.chunks()])
 
@@ -95,6 +101,8 @@ class _Connection(asyncio.Protocol):
         self._idle_timer: asyncio.TimerHandle | None = None
         self._idle_timeout = 0.0
         self._keep_alive = False
+        self._on_data: Callable[[bytes], None] | None = None
+        self._ends_at_close = False  # the body has neither a length nor chunks: it ends when the server closes
 
     # --- asyncio.Protocol ---------------------------------------------------------------------
 
@@ -115,7 +123,11 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._pool.forget(self)
-        if self._response is not None and not self._complete:
+        if self._response is not None and not self._complete and self._ends_at_close and exc is None:
+            # httptools has no end-of-input call: a body delimited by the close ends here (HTTP/1.0 servers).
+            self._complete, self._keep_alive = True, False
+            self._wake()
+        elif self._response is not None and not self._complete:
             self._fail(HttpError(f"the connection closed before the answer was complete{f': {exc}' if exc else ''}"))
 
     # --- httptools callbacks ------------------------------------------------------------------
@@ -126,11 +138,25 @@ class _Connection(asyncio.Protocol):
 
     def on_headers_complete(self) -> None:
         assert self._response is not None and self._headers_ready is not None
-        self._response.status = self._parser.get_status_code()
+        self._response.status = status = self._parser.get_status_code()
+        headers = self._response.headers
+        self._ends_at_close = (
+            status >= 200
+            and status not in (204, 304)
+            and "content-length" not in headers
+            and "chunked" not in headers.get("transfer-encoding", "").lower()
+        )
         if not self._headers_ready.done():
             self._headers_ready.set_result(None)
 
     def on_body(self, body: bytes) -> None:
+        if self._on_data is not None:
+            try:
+                self._on_data(body)
+            except Exception as exc:  # the reader's own failure (a malformed event, say): the exchange ends with it
+                self._on_data = None
+                self._fail(exc)
+            return
         self._body.append(body)
         self._buffered += len(body)
         if self._buffered > _PAUSE_ABOVE and not self._paused and self._transport is not None:
@@ -151,6 +177,7 @@ class _Connection(asyncio.Protocol):
         self._response = Response(self)
         self._headers_ready = self._loop.create_future()
         self._body, self._buffered, self._complete, self._error, self._got_bytes = [], 0, False, None, False
+        self._ends_at_close = False
         self._last_read = self._loop.time()
         self._idle_timeout = timeouts.idle_read
         self._idle_timer = self._loop.call_at(self._last_read + self._idle_timeout, self._check_idle)
@@ -180,6 +207,23 @@ class _Connection(asyncio.Protocol):
                 await self._waiter
             finally:
                 self._waiter = None
+
+    async def deliver(self, on_data: Callable[[bytes], None]) -> None:
+        if self._body:
+            data, self._body, self._buffered = b"".join(self._body), [], 0
+            if self._paused and self._transport is not None and not self.closed:
+                self._paused = False
+                self._transport.resume_reading()
+            on_data(data)
+        self._on_data = on_data
+        try:
+            while not self._complete and self._error is None:
+                self._waiter = self._loop.create_future()
+                await self._waiter  # woken at the end of the body, or by a failure
+        finally:
+            self._on_data = self._waiter = None
+        if self._error is not None:
+            raise self._error
 
     def finish(self) -> None:
         """The caller is done with the response: keep the connection for the next request, or close it."""

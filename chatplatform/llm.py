@@ -21,7 +21,7 @@ import re
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from contextlib import aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -452,7 +452,13 @@ async def _stream_events(run: AgentRun[None, str]) -> AsyncIterator[AgentStreamE
 
 
 async def _agent_reply(
-    ref: ModelRef, system_prompt: str, history: list[HistoryMessage], message: str, tools: list[ToolSpec], max_round_trips: int
+    ref: ModelRef,
+    system_prompt: str,
+    history: list[HistoryMessage],
+    message: str,
+    tools: list[ToolSpec],
+    max_round_trips: int,
+    on_text: Callable[[str], None],
 ) -> AsyncIterator[ReplyEvent]:
     """stream_reply through a pydantic-ai agent: every provider but `openai:`."""
     durations: dict[str, float] = {}
@@ -466,9 +472,9 @@ async def _agent_reply(
                 out: ReplyEvent | None = None
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
                     reply.new_part()
-                    out = reply.text(event.part.content)
+                    _give(reply.text(event.part.content), on_text)
                 elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                    out = reply.text(event.delta.content_delta)
+                    _give(reply.text(event.delta.content_delta), on_text)
                 elif isinstance(event, FunctionToolCallEvent):
                     call = ToolCallEvent(event.part.tool_call_id, event.part.tool_name, event.part.args_as_dict())
                     calls[call.call_id] = out = call
@@ -491,8 +497,41 @@ async def _agent_reply(
             limit_reached = True
         usage = _usage(run.usage)
     if limit_reached:
-        yield reply.limit(max_round_trips)
+        on_text(reply.limit(max_round_trips).text)
     yield reply.done(usage, str(ref))
+
+
+def _give(delta: TextDelta | None, on_text: Callable[[str], None]) -> None:
+    if delta is not None:
+        on_text(delta.text)
+
+
+async def _text_as_events(provider: Callable[[Callable[[str], None]], AsyncIterator[ReplyEvent]]) -> AsyncIterator[ReplyEvent]:
+    """A provider's events with its text among them as TextDelta events, in order: for callers
+    that iterate everything rather than take the text through a callback."""
+    pending: asyncio.Queue[ReplyEvent | Exception | None] = asyncio.Queue()
+
+    async def run() -> None:
+        try:
+            async with aclosing(provider(lambda text: pending.put_nowait(TextDelta(text)))) as events:
+                async for event in events:
+                    pending.put_nowait(event)
+        except Exception as exc:
+            pending.put_nowait(exc)
+        else:
+            pending.put_nowait(None)
+
+    producer = asyncio.create_task(run())
+    try:
+        while (item := await pending.get()) is not None:
+            if isinstance(item, Exception):
+                raise item
+            yield item
+    finally:
+        if not producer.done():  # left early: the request is cancelled
+            producer.cancel()
+            with suppress(asyncio.CancelledError):
+                await producer
 
 
 async def stream_reply(
@@ -503,34 +542,41 @@ async def stream_reply(
     message: str,
     tools: list[ToolSpec] | None = None,
     max_round_trips: int = 10,
+    on_text: Callable[[str], None] | None = None,
 ) -> AsyncIterator[ReplyEvent]:
     """Stream the model's reply to `message`: TextDelta / ToolCallEvent / ToolResultEvent, then ReplyDone.
 
-    Text is forwarded as the provider sends it. `system_prompt` is sent as the system message of
-    every request. Tool calls of one model response run concurrently; a tool's failure is its
-    result, which the model reads. After `max_round_trips` model requests the loop stops and the
-    reply ends with a note saying so, instead of failing. Raises ModelError when the provider
-    fails. Close the generator (`contextlib.aclosing`) when leaving early: that cancels the request.
+    Text is forwarded as the provider sends it: yielded as TextDelta events or, given `on_text`,
+    handed to it instead (for `openai:` models straight from the connection's callback, without
+    waking the caller's task per delta: a turn's per-token cost). `system_prompt` is sent as the
+    system message of every request. Tool calls of one model response run concurrently; a tool's
+    failure is its result, which the model reads. After `max_round_trips` model requests the loop
+    stops and the reply ends with a note saying so, instead of failing. Raises ModelError when the
+    provider fails. Close the generator (`contextlib.aclosing`) when leaving early: that cancels the request.
     """
     if max_round_trips < 1:
         raise ValueError("max_round_trips must be at least 1")
     if roles := {item.role for item in history} - {"user", "assistant"}:
         raise ValueError(f"history role must be 'user' or 'assistant', not {sorted(roles)[0]!r}")
     ref = _parse_or_raise(model)
-    if ref.provider == "openai":
-        from chatplatform import openai_chat
 
-        events = openai_chat.stream_reply(
-            model=str(ref),
-            name=ref.model,
-            system_prompt=system_prompt,
-            history=history,
-            message=message,
-            tools=tools or [],
-            max_round_trips=max_round_trips,
-        )
-    else:
-        events = _agent_reply(ref, system_prompt, history, message, tools or [], max_round_trips)
+    def provider(text_to: Callable[[str], None]) -> AsyncIterator[ReplyEvent]:
+        if ref.provider == "openai":
+            from chatplatform import openai_chat
+
+            return openai_chat.stream_reply(
+                model=str(ref),
+                name=ref.model,
+                system_prompt=system_prompt,
+                history=history,
+                message=message,
+                tools=tools or [],
+                max_round_trips=max_round_trips,
+                on_text=text_to,
+            )
+        return _agent_reply(ref, system_prompt, history, message, tools or [], max_round_trips, text_to)
+
+    events = provider(on_text) if on_text is not None else _text_as_events(provider)
     async with aclosing(events):
         try:
             async for event in events:

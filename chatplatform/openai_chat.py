@@ -21,9 +21,9 @@ import asyncio
 import json
 import os
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from chatplatform import http_client, llm
@@ -114,49 +114,37 @@ async def _post(model: str, body: dict[str, Any]) -> AsyncIterator[http_client.R
 # --- Streaming and the tool loop -----------------------------------------------------------------
 
 
-@dataclass
-class _Response:
-    """One streamed model response, as the chunks built it."""
+class _ResponseReader:
+    """One streamed model response, read as its bytes arrive (from the connection's callback): its
+    text handed to `on_text` at once, its tool calls and usage gathered for when it is complete."""
 
-    calls: dict[int, dict[str, Any]] = field(default_factory=dict)  # index → {"id", "name", "arguments"}
-    usage: llm.Usage = field(default_factory=lambda: llm.Usage(requests=1))
+    def __init__(self, model: str, reply: llm.ReplyBuilder, on_text: Callable[[str], None]) -> None:
+        self.model, self.reply, self.on_text = model, reply, on_text
+        self.calls: dict[int, dict[str, Any]] = {}  # index → {"id", "name", "arguments"}
+        self.usage = llm.Usage(requests=1)
+        self._partial = b""  # the start of a line whose end has not come yet
 
-
-async def _data_lines(response: http_client.Response) -> AsyncIterator[bytes]:
-    """The `data:` payloads of a Server-Sent Events body, as they arrive."""
-    buffer = b""
-    async for chunk in response.chunks():
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
+    def feed(self, data: bytes) -> None:
+        *lines, self._partial = (self._partial + data).split(b"\n")
         for line in lines:
-            if line.startswith(b"data:"):
-                yield line[5:].strip()
+            if line.startswith(b"data:") and (payload := line[5:].strip()) != b"[DONE]":
+                self._chunk(json.loads(payload))
 
-
-async def _stream_response(model: str, body: dict[str, Any], reply: llm.ReplyBuilder, into: _Response) -> AsyncIterator[llm.TextDelta]:
-    """Stream one request: its text as deltas; its tool calls and usage gathered into `into`."""
-    reply.new_part()
-    async with _post(model, body) as response:
-        async for data in _data_lines(response):
-            if data == b"[DONE]":
-                continue  # the body ends right after it: read to its end, so that the connection is kept
-            chunk = json.loads(data)
-            if "error" in chunk:
-                raise llm.ModelError(f"{model}: {chunk['error'].get('message') or chunk['error']}")
-            if chunk.get("usage"):
-                usage = chunk["usage"]
-                into.usage = llm.Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, 1)
-            for choice in chunk.get("choices") or ():
-                delta = choice.get("delta") or {}
-                text = delta.get("content")
-                if text and (event := reply.text(text)) is not None:
-                    yield event
-                for call in delta.get("tool_calls") or ():
-                    entry = into.calls.setdefault(call.get("index", 0), {"id": "", "name": "", "arguments": ""})
-                    function = call.get("function") or {}
-                    entry["id"] = call.get("id") or entry["id"]
-                    entry["name"] += function.get("name") or ""
-                    entry["arguments"] += function.get("arguments") or ""
+    def _chunk(self, chunk: dict[str, Any]) -> None:
+        if "error" in chunk:
+            raise llm.ModelError(f"{self.model}: {chunk['error'].get('message') or chunk['error']}")
+        if usage := chunk.get("usage"):
+            self.usage = llm.Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, 1)
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            if (text := delta.get("content")) and (event := self.reply.text(text)) is not None:
+                self.on_text(event.text)
+            for call in delta.get("tool_calls") or ():
+                entry = self.calls.setdefault(call.get("index", 0), {"id": "", "name": "", "arguments": ""})
+                function = call.get("function") or {}
+                entry["id"] = call.get("id") or entry["id"]
+                entry["name"] += function.get("name") or ""
+                entry["arguments"] += function.get("arguments") or ""
 
 
 def _messages(system_prompt: str, history: list[llm.HistoryMessage], message: str) -> list[dict[str, Any]]:
@@ -205,8 +193,10 @@ async def stream_reply(
     message: str,
     tools: list[llm.ToolSpec],
     max_round_trips: int,
+    on_text: Callable[[str], None],
 ) -> AsyncIterator[llm.ReplyEvent]:
-    """`llm.stream_reply` for an `openai:` model; `name` is the model's name at the provider."""
+    """`llm.stream_reply` for an `openai:` model; `name` is the model's name at the provider. Text
+    goes to `on_text` straight from the connection's callback, as it arrives; the rest is yielded."""
     messages = _messages(system_prompt, history, message)
     body: dict[str, Any] = {"model": name, "messages": messages, "stream": True, "stream_options": {"include_usage": True}}
     by_name = {spec.name: spec for spec in tools}
@@ -215,9 +205,10 @@ async def stream_reply(
     reply = llm.ReplyBuilder()
     usage = llm.Usage()
     for round_trip in range(1, max_round_trips + 1):
-        response = _Response()
-        async for delta in _stream_response(model, body, reply, response):
-            yield delta
+        reply.new_part()
+        response = _ResponseReader(model, reply, on_text)
+        async with _post(model, body) as answer:
+            await answer.deliver(response.feed)
         usage += response.usage
         if not response.calls:
             break
@@ -231,7 +222,7 @@ async def stream_reply(
         messages.append({"role": "assistant", "content": "".join(reply.part) or None, "tool_calls": requested})
         messages += [{"role": "tool", "tool_call_id": result.call_id, "content": _result_content(result)} for result in results]
         if round_trip == max_round_trips:
-            yield reply.limit(max_round_trips)
+            on_text(reply.limit(max_round_trips).text)
     yield reply.done(usage, model)
 
 

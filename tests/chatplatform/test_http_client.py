@@ -3,7 +3,7 @@
 Covers: the request as sent; Content-Length and chunked bodies; keep-alive reuse and its limits
 (`Connection: close`, a pooled connection the server closed, a block left early); the idle-read
 timeout (silence, not total time); a body broken off; a refused connection; an answer that is not
-HTTP; chunks delivered as they are sent.
+HTTP; chunks delivered as they are sent, to an iterator or to a callback; a body that ends at the close.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ Step = bytes | Callable[[asyncio.StreamWriter], Awaitable[None]]
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 OK_THEN_CLOSE = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
 CHUNKED_HEAD = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+QUICK = Timeouts(connect=2, idle_read=2)  # a client that waits for nothing fails in seconds, not hangs
 
 
 def chunk(data: bytes) -> bytes:
@@ -78,7 +79,7 @@ async def _fresh_pool() -> AsyncIterator[None]:
     close_connections()
 
 
-async def get(url: str, timeouts: Timeouts = Timeouts()) -> bytes:
+async def get(url: str, timeouts: Timeouts = QUICK) -> bytes:
     async with request("GET", url, headers={}, body=b"", timeouts=timeouts) as response:
         return await response.read()
 
@@ -88,11 +89,11 @@ async def test_a_response_reports_status_headers_and_body_and_the_server_gets_th
     sized = b"HTTP/1.1 201 Created\r\nContent-Length: 5\r\nX-Request-Id: abc\r\n\r\nfirst"
     async with ScriptedServer([sized, chunked]) as server:
         headers = {"Authorization": "Bearer t", "Content-Type": "application/json"}
-        async with request("POST", server.url("/v1/chat?stream=1"), headers=headers, body=b'{"a": 1}') as response:
+        async with request("POST", server.url("/v1/chat?stream=1"), headers=headers, body=b'{"a": 1}', timeouts=QUICK) as response:
             assert response.status == 201
             assert response.headers["x-request-id"] == "abc"
             assert await response.read() == b"first"
-        async with request("GET", server.url(), headers={}, body=b"") as response:
+        async with request("GET", server.url(), headers={}, body=b"", timeouts=QUICK) as response:
             assert response.headers["transfer-encoding"] == "chunked"
             assert await response.read() == b"hello, world"
 
@@ -148,13 +149,13 @@ async def test_a_server_silent_after_the_headers_times_out_on_idle_read():
     async def headers_then_silence(writer: asyncio.StreamWriter) -> None:
         writer.write(CHUNKED_HEAD)
         await writer.drain()
-        await asyncio.sleep(30)
+        await asyncio.sleep(5)  # far longer than the client waits
 
     async with ScriptedServer([headers_then_silence]) as server:
         started = time.monotonic()
         async with request("GET", server.url(), headers={}, body=b"", timeouts=Timeouts(idle_read=0.2)) as response:
             assert response.status == 200
-            with pytest.raises(TimeoutError):
+            with pytest.raises(TimeoutError, match=r"no data from the server for 0\.2 s"):
                 await response.read()
         assert time.monotonic() - started < 1.0
 
@@ -172,10 +173,12 @@ async def test_the_idle_read_timeout_counts_silence_not_the_whole_answer():
 
 
 async def test_a_body_broken_off_midway_is_an_error():
-    async with ScriptedServer([CHUNKED_HEAD + chunk(b"partial")]) as server:
-        async with request("GET", server.url(), headers={}, body=b"") as response:
-            with pytest.raises(HttpError, match="before the answer was complete"):
-                await response.read()
+    async with (
+        ScriptedServer([CHUNKED_HEAD + chunk(b"partial")]) as server,
+        request("GET", server.url(), headers={}, body=b"", timeouts=QUICK) as response,
+    ):
+        with pytest.raises(HttpError, match="before the answer was complete"):
+            await response.read()
 
 
 async def test_a_refused_connection_names_the_host_and_port_quickly():
@@ -183,7 +186,7 @@ async def test_a_refused_connection_names_the_host_and_port_quickly():
         unused.bind(("127.0.0.1", 0))
         port = unused.getsockname()[1]  # bound, not listening: connecting is refused
         started = time.monotonic()
-        with pytest.raises(HttpError, match=f"127.0.0.1:{port}"):
+        with pytest.raises(HttpError, match=rf"cannot connect to 127\.0\.0\.1:{port}"):
             await get(f"http://127.0.0.1:{port}/")
     assert time.monotonic() - started < 1.0
 
@@ -196,7 +199,7 @@ async def test_an_answer_that_is_not_http_is_an_error():
 
 async def test_leaving_the_block_before_reading_the_body_closes_the_connection():
     async with ScriptedServer([OK, OK], [OK]) as server:
-        async with request("GET", server.url(), headers={}, body=b"") as response:
+        async with request("GET", server.url(), headers={}, body=b"", timeouts=QUICK) as response:
             assert response.status == 200
         assert await get(server.url()) == b"ok"
     assert server.connections == 2
@@ -206,15 +209,66 @@ async def test_chunks_are_delivered_as_the_server_sends_them():
     first_seen = asyncio.Event()
 
     async def two_chunks_waiting_for_the_client(writer: asyncio.StreamWriter) -> None:
-        writer.write(CHUNKED_HEAD + chunk(b"first"))
-        await writer.drain()
+        writer.write(CHUNKED_HEAD)
+        await asyncio.sleep(0.05)  # the first chunk comes on its own, while the client waits
+        writer.write(chunk(b"first"))
         await first_seen.wait()
         writer.write(chunk(b"second") + b"0\r\n\r\n")
 
-    async with ScriptedServer([two_chunks_waiting_for_the_client]) as server, asyncio.timeout(2):
-        async with request("GET", server.url(), headers={}, body=b"") as response:
-            received = []
-            async for data in response.chunks():
-                received.append(data)
-                first_seen.set()
+    received = []
+    async with (
+        ScriptedServer([two_chunks_waiting_for_the_client]) as server,
+        request("GET", server.url(), headers={}, body=b"", timeouts=QUICK) as response,
+    ):
+        async for data in response.chunks():
+            received.append(data)
+            first_seen.set()
     assert received == [b"first", b"second"]
+
+
+async def test_deliver_hands_each_chunk_to_the_callback_as_it_arrives():
+    first_seen = asyncio.Event()
+
+    async def two_chunks_waiting_for_the_client(writer: asyncio.StreamWriter) -> None:
+        writer.write(CHUNKED_HEAD + chunk(b"first"))
+        await first_seen.wait()
+        writer.write(chunk(b"second") + b"0\r\n\r\n")
+
+    received: list[bytes] = []
+
+    def on_data(data: bytes) -> None:
+        received.append(data)
+        first_seen.set()
+
+    async with ScriptedServer([two_chunks_waiting_for_the_client, OK]) as server:
+        async with request("GET", server.url(), headers={}, body=b"", timeouts=QUICK) as response:
+            await response.deliver(on_data)
+        assert received == [b"first", b"second"]
+        assert await get(server.url()) == b"ok"  # the connection was kept for the next request
+    assert server.connections == 1
+
+
+async def test_an_error_raised_by_the_deliver_callback_ends_the_exchange_with_it():
+    async with ScriptedServer([CHUNKED_HEAD + chunk(b"bad") + b"0\r\n\r\n"], [OK]) as server:
+
+        def refuse(data: bytes) -> None:
+            raise ValueError(f"cannot read {data!r}")
+
+        with pytest.raises(ValueError, match="cannot read b'bad'"):
+            async with request("GET", server.url(), headers={}, body=b"", timeouts=QUICK) as response:
+                await response.deliver(refuse)
+        assert await get(server.url()) == b"ok"
+    assert server.connections == 2  # the failed exchange's connection was not reused
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end",
+        b"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\nuntil the end",
+    ],
+    ids=["http-1.1-close-delimited", "http-1.0"],
+)
+async def test_a_body_that_ends_when_the_server_closes_is_read_whole(answer):
+    async with ScriptedServer([answer]) as server:
+        assert await get(server.url()) == b"until the end"
