@@ -15,8 +15,13 @@ streamed turn (from /proc, everything included: auth, database writes, JSON, the
 
     .venv/bin/python bench/converse.py [--turns 20] [--concurrency 50,200,500] [--workers 1]
 
+Then the same SSE turns in a chat app with instruction augmentation on (the model server answers
+the selection call after the first-token delay): the time added to the first token, against one
+selection round trip made straight to the model server.
+
 Targets (issue 4): sequential TTFT ≤ 1.03× direct and total ≤ 1.02×; TTFT p50 ≤ 1.2× at 50
-streams and ≤ 1.5× at 200; 500 streams without error; CPU per streamed turn ≤ 5 ms.
+streams and ≤ 1.5× at 200; 500 streams without error; CPU per streamed turn ≤ 5 ms; with
+directives on, at most one selection round trip added.
 The load generator runs on the same two cores as the server; it costs them CPU too.
 """
 
@@ -118,11 +123,11 @@ async def direct(client: aiohttp.ClientSession, model_url: str) -> tuple[float, 
     return ttft or float("nan"), time.perf_counter() - started
 
 
-async def through_sse(client: aiohttp.ClientSession, url: str, token: str) -> tuple[float, float]:
+async def through_sse(client: aiohttp.ClientSession, url: str, token: str, body: dict = BODY) -> tuple[float, float]:
     started = time.perf_counter()
     ttft = None
     headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
-    async with client.post(f"{url}/api/chat/converse", json=BODY, headers=headers) as response:
+    async with client.post(f"{url}/api/chat/converse", json=body, headers=headers) as response:
         response.raise_for_status()
         async for line in response.content:
             if ttft is None and line == b"event: delta\n":
@@ -132,6 +137,17 @@ async def through_sse(client: aiohttp.ClientSession, url: str, token: str) -> tu
             if line == b"event: error\n":
                 raise RuntimeError("error event")
     raise RuntimeError("stream ended without done")
+
+
+async def selection_round_trip(client: aiohttp.ClientSession, model_url: str) -> tuple[float, float]:
+    """One non-streamed request straight to the model server: what a directive selection call costs at best."""
+    started = time.perf_counter()
+    body = {"model": "bench", "messages": [{"role": "user", "content": "Which directives apply?"}]}
+    async with client.post(f"{model_url}/chat/completions", json=body) as response:
+        response.raise_for_status()
+        await response.read()
+    elapsed = time.perf_counter() - started
+    return elapsed, elapsed
 
 
 async def through_websocket(url: str, token: str) -> tuple[float, float]:
@@ -195,6 +211,26 @@ async def run(url: str, pid: int, model_url: str, token: str, levels: list[int],
                     f"{level:>7} {name:<10} {ttft50:7.0f}ms {sample.p(sample.ttft, 0.99):6.0f}ms {total50:8.0f}ms "
                     f"{sample.p(sample.total, 0.99):6.0f}ms {ratio_ttft:7.2f} {ratio_total:8.2f} {sample.errors:>4} {cpu_text:>9}"
                 )
+        await directives_on(client, url, model_url, token, levels[:2], turns)
+
+
+async def directives_on(client: aiohttp.ClientSession, url: str, model_url: str, token: str, levels: list[int], turns: int) -> None:
+    """The same SSE turns in a chat app with instruction augmentation on: one selection call before the answer.
+    Target: the time added to the first token is at most one selection round trip."""
+    print("\ndirectives on (chat app bench-directives: 2 candidate directives, the selection model picks one):")
+    print(f"{'streams':>7} {'selection':>10} {'TTFT off':>9} {'TTFT on':>8} {'added':>7} {'added/selection':>16} {'err':>4}")
+    with_directives = {**BODY, "chatAppId": "bench-directives"}
+    for level in levels:
+        selection = await measure(lambda: selection_round_trip(client, model_url), level, turns)
+        off = await measure(lambda: through_sse(client, url, token), level, turns)
+        on = await measure(lambda: through_sse(client, url, token, with_directives), level, turns)
+        await asyncio.sleep(1.0)
+        round_trip, ttft_off, ttft_on = selection.p(selection.total, 0.5), off.p(off.ttft, 0.5), on.p(on.ttft, 0.5)
+        added = ttft_on - ttft_off
+        print(
+            f"{level:>7} {round_trip:8.0f}ms {ttft_off:7.0f}ms {ttft_on:6.0f}ms {added:5.0f}ms {added / round_trip:16.2f} "
+            f"{off.errors + on.errors:>4}"
+        )
 
 
 def main() -> None:
@@ -210,7 +246,8 @@ def main() -> None:
 
     model = subprocess.Popen(
         [sys.executable, "-m", "tests.peers.openai_server", "--tokens", str(args.tokens),
-         "--first-token-delay", str(args.first_token_delay), "--token-delay", str(args.token_delay)],
+         "--first-token-delay", str(args.first_token_delay), "--token-delay", str(args.token_delay),
+         "--complete-text", '<answer>["metric-units"]</answer>', "--complete-delay", str(args.first_token_delay)],
         cwd=ROOT, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -223,6 +260,9 @@ def main() -> None:
                 "OPENAI_BASE_URL": model_url,
                 "OPENAI_API_KEY": "unused",
                 "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
+                # Directives are processed where a chat app keeps augmentation on (only bench-directives, below).
+                "CHAT_SITE_FEATURES": json.dumps({"instructionAugmentation": {"enabled": True}}),
+                "CHAT_SELECTION_MODEL": "openai:bench",
                 "LOG_LEVEL": "WARNING",
             }
             manage(env, "migrate", "--noinput")
@@ -242,11 +282,16 @@ def main() -> None:
             print(f"kernel floor on this machine: {wake:.0f} µs per wakeup on a socket + {send:.0f} µs per send to a sleeping peer;")
             print(f"  a sequential {args.tokens}-token stream pays both per token: {floor:.1f} ms CPU per turn before any Python runs")
             with asgi_server(env, workers=args.workers) as server:
+                as_admin = {"Authorization": f"Bearer {admin}"}
                 agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench"}
-                response = httpx.post(
-                    f"{server.url}/api/chat-admin/agent", json={"agent": agent}, headers={"Authorization": f"Bearer {admin}"}
-                )
-                response.raise_for_status()
+                off = {"agentId": "demo-assistant", "features": {"instructionAugmentation": {"enabled": False}}}
+                on = {"agentId": "demo-assistant", "features": {"instructionAugmentation": {"enabled": True}}}
+                for path, payload in (
+                    ("agent", {"agent": agent}),
+                    ("chat-app", {"chatApp": {"chatAppId": "demo", **off}}),
+                    ("chat-app", {"chatApp": {"chatAppId": "bench-directives", "title": "Bench", "enabled": True, **on}}),
+                ):
+                    httpx.post(f"{server.url}/api/chat-admin/{path}", json=payload, headers=as_admin).raise_for_status()
                 asyncio.run(run(server.url, server.pid, model_url, token, levels, args.turns))
     finally:
         model.terminate()

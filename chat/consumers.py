@@ -16,7 +16,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from chat.converse import error_event, run_turn
+from chat.converse import TurnEvent, error_event, run_turn
 from chatplatform.api import ratelimit
 from chatplatform.api.errors import InvalidRequest, RateLimited
 
@@ -49,8 +49,8 @@ class ConverseConsumer(AsyncJsonWebsocketConsumer):
         if worker is not None:
             worker.cancel()  # stops the frames; run_turn's task finishes the turn on its own
 
-    async def _send_event(self, event_type: str, data: dict[str, Any]) -> None:
-        await self.send_json({"type": event_type, **data})
+    async def _send_event(self, event: TurnEvent) -> None:
+        await self.send(text_data=json.dumps({"type": event.type, **event.data}, separators=(",", ":")))
 
     async def _answer_in_order(self) -> None:
         while True:
@@ -62,10 +62,14 @@ class ConverseConsumer(AsyncJsonWebsocketConsumer):
                 budget = await sync_to_async(ratelimit.hit)("chat", f"user:{self.user.pk}")
                 if budget.exceeded:
                     raise RateLimited(budget.retry_after())
-                async for event in await run_turn(content, self.user):
-                    await self._send_event(event.type, event.data)
+                turn = await run_turn(content, self.user)
+                try:
+                    while (events := await turn.batch()) is not None:
+                        for event in events:
+                            await self._send_event(event)
+                finally:
+                    turn.close()  # the socket closed mid-turn: the frames stop, the turn goes on
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                event = error_event(exc)
-                await self._send_event(event.type, event.data)
+                await self._send_event(error_event(exc))

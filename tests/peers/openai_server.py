@@ -293,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--tokens", type=int, default=50, help="words in each reply")
     parser.add_argument("--first-token-delay", type=float, default=0.3, help="seconds before the first token")
     parser.add_argument("--token-delay", type=float, default=0.02, help="seconds between tokens")
+    parser.add_argument("--complete-text", default=None, help="the answer to requests that do not stream (default: the same words)")
+    parser.add_argument("--complete-delay", type=float, default=0.3, help="with --complete-text: seconds before that answer")
     options = parser.parse_args(argv)
     reply = Reply(
         text=" ".join(f"token{i}" for i in range(options.tokens)),
@@ -301,8 +303,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         first_token_delay=options.first_token_delay,
         token_delay=options.token_delay,
     )
+    complete = reply
+    if options.complete_text is not None:  # side steps (directive selection, titles) answer this at once, after the delay
+        text = options.complete_text
+        complete = Reply(text=text, chunks=[text], prompt_tokens=100, first_token_delay=options.complete_delay)
     server = OpenAIServer()
-    server.script(lambda body: reply)
+    server.script(lambda body: reply if body.get("stream") else complete)
     with server:
         print(server.base_url, flush=True)
         try:
