@@ -12,6 +12,9 @@ set, on a throwaway database). For each concurrency level (1 = sequential turns,
 
 and prints p50/p99, the ratios through/direct, errors, and the server process's CPU time per
 streamed turn (from /proc, everything included: auth, database writes, JSON, the model client).
+The `relay` row is the floor of this stack: a bare ASGI app on the same uvicorn relaying the
+model's stream (bench/relay.py). A VM's CPU accounting per wakeup drifts severalfold with the
+host's load, so read the platform's CPU per turn against the relay's of the same run.
 
     .venv/bin/python bench/converse.py [--turns 20] [--concurrency 50,200,500] [--workers 1]
 
@@ -31,8 +34,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
-import socket
 import subprocess
 import sys
 import tempfile
@@ -49,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import manage, throwaway_database  # noqa: E402
-from tests.servers import asgi_server  # noqa: E402
+from tests.servers import ServerProcess, asgi_server  # noqa: E402
 
 BODY = {"chatAppId": "demo", "agentId": "demo-assistant", "message": "Tell me something.", "features": {}, "source": "user"}
 
@@ -73,47 +74,12 @@ def cpu_seconds(pid: int) -> float:
     return own + sum(cpu_seconds(int(child)) for child in children)
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def wakeup_floor(token_delay: float, samples: int = 100) -> tuple[float, float]:
-    """What this machine's kernel charges, in CPU µs, for (waking on a socket, sending to a sleeping peer)
-    when messages come `token_delay` apart: a sequential stream pays both once per token, in any language.
-
-    On a VM each wakeup of an idle CPU can cost tens of µs; on bare metal a few.
-    """
-    listener = socket.create_server(("127.0.0.1", 0))
-    near = socket.create_connection(listener.getsockname())
-    far, _ = listener.accept()
-    near.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    child = os.fork()
-    if child == 0:  # the peer: echoes each message after a pause, so this process sleeps before each
-        for _ in range(samples):
-            far.recv(256)
-            time.sleep(token_delay)
-            far.send(b"x" * 150)
-        os._exit(0)
-    wake = send = 0.0
-    for _ in range(samples):
-        started = _cpu()
-        near.send(b"x" * 150)  # the peer is asleep (in recv)
-        sent = _cpu()
-        near.recv(256)  # this process sleeps until the peer answers
-        wake += _cpu() - sent
-        send += sent - started
-    os.waitpid(child, 0)
-    for sock in (near, far, listener):
-        sock.close()
-    return wake / samples * 1e6, send / samples * 1e6
-
-
-async def direct(client: aiohttp.ClientSession, model_url: str) -> tuple[float, float]:
+async def direct(client: aiohttp.ClientSession, url: str) -> tuple[float, float]:
+    """A streamed answer of the model server (`url`: its base URL), or of the relay (`url/chat/completions` is answered there too)."""
     started = time.perf_counter()
     ttft = None
     body = {"model": "bench", "stream": True, "messages": [{"role": "user", "content": BODY["message"]}]}
-    async with client.post(f"{model_url}/chat/completions", json=body) as response:
+    async with client.post(f"{url}/chat/completions", json=body) as response:
         response.raise_for_status()
         async for line in response.content:
             if ttft is None and b'"content":"' in line.replace(b" ", b"") and b'"content":""' not in line.replace(b" ", b""):
@@ -185,7 +151,7 @@ async def measure(call: Callable[[], Awaitable[tuple[float, float]]], concurrenc
     return sample
 
 
-async def run(url: str, pid: int, model_url: str, token: str, levels: list[int], turns: int) -> None:
+async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: str, levels: list[int], turns: int) -> None:
     # aiohttp reads a stream for a third of httpx's CPU: the load generator shares the cores with the server.
     connector = aiohttp.TCPConnector(limit=max(levels) + 10)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300)) as client:
@@ -196,11 +162,16 @@ async def run(url: str, pid: int, model_url: str, token: str, levels: list[int],
         for level in levels:
             base = await measure(lambda: direct(client, model_url), level, turns)
             rows = [("direct", base, None)]
-            for name, call in (("sse", lambda: through_sse(client, url, token)), ("websocket", lambda: through_websocket(url, token))):
-                cpu_before = cpu_seconds(pid)
+            paths = (
+                ("relay", relay.pid, lambda: direct(client, relay.url)),
+                ("sse", pid, lambda: through_sse(client, url, token)),
+                ("websocket", pid, lambda: through_websocket(url, token)),
+            )
+            for name, server_pid, call in paths:
+                cpu_before = cpu_seconds(server_pid)
                 sample = await measure(call, level, turns)
                 done = len(sample.total) or 1
-                rows.append((name, sample, (cpu_seconds(pid) - cpu_before) / done * 1000))
+                rows.append((name, sample, (cpu_seconds(server_pid) - cpu_before) / done * 1000))
                 await asyncio.sleep(1.0)  # let titles and other after-turn work finish before the next phase
             for name, sample, cpu in rows:
                 ttft50, total50 = sample.p(sample.ttft, 0.5), sample.p(sample.total, 0.5)
@@ -277,11 +248,14 @@ def main() -> None:
                 end="",
             )
             print(f"{args.turns} sequential turns, then {levels[1:]} streams")
-            wake, send = wakeup_floor(args.token_delay)
-            floor = (wake + send) * args.tokens / 1000
-            print(f"kernel floor on this machine: {wake:.0f} µs per wakeup on a socket + {send:.0f} µs per send to a sleeping peer;")
-            print(f"  a sequential {args.tokens}-token stream pays both per token: {floor:.1f} ms CPU per turn before any Python runs")
-            with asgi_server(env, workers=args.workers) as server:
+            print(
+                "relay: a bare ASGI app on the same uvicorn relaying the model stream (bench/relay.py), "
+                "the floor of this stack on this machine now"
+            )
+            with (
+                asgi_server({**env, "MODEL_URL": model_url}, app="bench.relay:app") as relay,
+                asgi_server(env, workers=args.workers) as server,
+            ):
                 as_admin = {"Authorization": f"Bearer {admin}"}
                 agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench"}
                 off = {"agentId": "demo-assistant", "features": {"instructionAugmentation": {"enabled": False}}}
@@ -292,7 +266,7 @@ def main() -> None:
                     ("chat-app", {"chatApp": {"chatAppId": "bench-directives", "title": "Bench", "enabled": True, **on}}),
                 ):
                     httpx.post(f"{server.url}/api/chat-admin/{path}", json=payload, headers=as_admin).raise_for_status()
-                asyncio.run(run(server.url, server.pid, model_url, token, levels, args.turns))
+                asyncio.run(run(server.url, server.pid, model_url, relay, token, levels, args.turns))
     finally:
         model.terminate()
         model.wait(timeout=10)

@@ -46,8 +46,10 @@ class ServerProcess:
 
 
 @contextmanager
-def asgi_server(env: dict[str, str] | None = None, *, workers: int = 1) -> Iterator[ServerProcess]:
-    """`uvicorn chatplatform.asgi:application` on a free loopback port; yields its URL and pid."""
+def asgi_server(
+    env: dict[str, str] | None = None, *, workers: int = 1, app: str = "chatplatform.asgi:application"
+) -> Iterator[ServerProcess]:
+    """`uvicorn <app>` (the platform by default) on a free loopback port; yields its URL and pid."""
     port = free_port()
     log = tempfile.TemporaryFile()  # noqa: SIM115 - not a pipe: a chatty server must never block on a full pipe
     process = subprocess.Popen(
@@ -55,7 +57,7 @@ def asgi_server(env: dict[str, str] | None = None, *, workers: int = 1) -> Itera
             sys.executable,
             "-m",
             "uvicorn",
-            "chatplatform.asgi:application",
+            app,
             "--host",
             "127.0.0.1",
             "--port",
@@ -64,6 +66,8 @@ def asgi_server(env: dict[str, str] | None = None, *, workers: int = 1) -> Itera
             str(workers),
             "--lifespan",
             "off",
+            "--ws-per-message-deflate",  # as `make run`: compressing each small delta frame costs more CPU than it saves bytes
+            "false",
             "--log-level",
             "warning",
         ],

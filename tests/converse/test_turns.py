@@ -351,3 +351,22 @@ async def test_the_offline_model_answers_without_any_network(async_client_for, t
     await asyncio.to_thread(lambda: ChatAppFactory(chat_app_id="support", agent__agent_id="helper", agent__foundation_model="offline"))
     response = await converse(async_client_for("alice"), message="ping")
     assert response.json()["response"] == "You said: ping"
+
+
+async def test_each_turn_over_a_websocket_counts_against_the_chat_budget(app, openai_server, settings, monkeypatch):
+    monkeypatch.setattr("chatplatform.api.ratelimit.now", lambda: 1_800_000_010.0)
+    settings.CHAT_RATE_LIMITS = {**settings.CHAT_RATE_LIMITS, "chat": 1}
+    communicator = WebsocketCommunicator(application, f"/ws/chat/converse?token={bearer_token('alice')}")
+    await communicator.connect()
+    openai_server.script([Reply(text="Only once.")])
+
+    await communicator.send_json_to(body())
+    frames = [await communicator.receive_json_from(timeout=5) for _ in range(4)]
+    assert [frame["type"] for frame in frames] == ["session", "delta", "delta", "done"]
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "title"
+    await communicator.send_json_to(body(sessionId=frames[-1]["sessionId"]))
+    refused = await communicator.receive_json_from(timeout=5)
+    assert refused == {"type": "error", "success": False, "error": refused["error"], "code": "RATE_LIMIT_EXCEEDED"}
+    await communicator.disconnect()
+    await wait_for_running_turns()
+    assert len(openai_server.requests) == 1
