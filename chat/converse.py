@@ -1,15 +1,18 @@
-"""The one place a turn is orchestrated (issue 4; CONTRACT §7). REST, SSE and WebSocket all call `run_turn`.
+"""The one place a turn is orchestrated (issue 4; CONTRACT §7). REST, SSE and WebSocket all start turns here.
 
     await run_turn(body, caller) → Turn of TurnEvents: session, delta…, trace… (traces feature), done, title?  |  error
+    start(prepare(body, caller))  the same in two steps: `prepare` is sync, for callers that do
+                                  more on the database thread in the same trip (chat.endpoint, the consumer)
 
 Checks (validation, chat app, agent, session, userId rule, access and rollout) run before the
 first event: a failure there is raised as the API error it is (400/403/404), so the JSON and SSE
 views answer it with its HTTP status. From then on the turn runs in a task of its own that
 outlives the caller: a client that disconnects mid-stream stops receiving events, but the turn
-still finishes and stores its answer. Its events reach the caller through a queue.
+still finishes and stores its answer. Its events reach the caller through the Turn (`batch`).
 
-The non-streaming answer is the `done` event's fields. The `title` of a new session is generated
-after `done` (never delaying the answer): streams receive it as a last event before they close.
+The non-streaming answer is the `done` event's fields (`collect`), the SSE stream `sse_chunks`.
+The `title` of a new session comes after `done` (never delaying the answer): streams receive it as
+a last event before they close.
 
 Database work runs on a small thread pool of its own (one thread on SQLite, which has one writer
 anyway) through sync_to_async; no transaction is open while a model is called.

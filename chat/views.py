@@ -339,7 +339,7 @@ class SessionAdminViewSet(AdminApiViewSet):
 # --- Converse (SPEC.md "Send message", CONTRACT §7) ------------------------------------------------
 
 
-async def answer(body: Any, caller: ChatUser) -> dict[str, Any]:
+async def _answer(body: Any, caller: ChatUser) -> dict[str, Any]:
     """The non-streaming answer: the `done` event's fields (an `error` event raises the API error)."""
     return await converse.collect(await converse.run_turn(body, caller))
 
@@ -360,7 +360,7 @@ class ConverseView(ApiView):
     )
     def post(self, request: Request) -> Response:
         # This view runs in a worker thread; async_to_sync runs the turn on the server's event loop.
-        return ok(**{key: value for key, value in async_to_sync(answer)(request.data, request.user).items() if key != "success"})
+        return ok(**{key: value for key, value in async_to_sync(_answer)(request.data, request.user).items() if key != "success"})
 
 
 _converse_json = ConverseView.as_view()
