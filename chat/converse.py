@@ -148,12 +148,12 @@ def _prepare(body: dict[str, Any], caller: ChatUser) -> _Prepared:
     if requested_user != caller.pk and not is_admin(caller):
         raise PermissionDenied("insufficient permissions: userId must be your own")
     user = caller if requested_user == caller.pk else services.user_get_or_create(user_id=requested_user)
-    definitions = selectors.turn_definitions
-    app = definitions.get(("chat-app", body["chatAppId"]), lambda: selectors.chat_app_get(chat_app_id=body["chatAppId"]))
+    definition = selectors.turn_definitions.reader()
+    app = definition(("chat-app", body["chatAppId"]), lambda: selectors.chat_app_get(chat_app_id=body["chatAppId"]))
     if not selectors.chat_app_usable_by(app, user):
         reason = "is disabled" if not app.enabled else "is not available to you"
         raise PermissionDenied(f"insufficient permissions: chat app {app.pk} {reason}")
-    agent = definitions.get(("agent", body["agentId"]), lambda: agent_get(agent_id=body["agentId"]))
+    agent = definition(("agent", body["agentId"]), lambda: agent_get(agent_id=body["agentId"]))
     session_id = None
     if body.get("sessionId"):
         session_id = selectors.session_get(session_id=body["sessionId"], user_id=user.pk, chat_app_id=app.pk).pk
@@ -191,7 +191,7 @@ def _prepare(body: dict[str, Any], caller: ChatUser) -> _Prepared:
         model=agent.foundation_model or settings.CHAT_DEFAULT_MODEL,
         verification_model=agent.verification_foundation_model or settings.CHAT_VERIFICATION_MODEL,
         tool_ids=tool_ids,
-        tools=definitions.get(("tools", *tool_ids), lambda: tools_by_ids(tool_ids)),
+        tools=definition(("tools", *tool_ids), lambda: tools_by_ids(tool_ids)),
         timezone=body.get("timezone"),
         tool_tags=tool_tags,
     )

@@ -61,7 +61,15 @@ class LocalCopies:
 
     def get(self, name: Hashable, load: Callable[[], T]) -> T:
         """The kept copy of `name`, or `load()` (kept when it returns; an exception is not kept)."""
+        return self._get(name, load, current(self.key))
+
+    def reader(self) -> Callable[[Hashable, Callable[[], Any]], Any]:
+        """`get` for several copies read together (a turn's chat app, agent and tools): the
+        generation is read once (one cache round trip, not one per copy)."""
         generation = current(self.key)
+        return lambda name, load: self._get(name, load, generation)
+
+    def _get(self, name: Hashable, load: Callable[[], T], generation: str) -> T:
         now = time.monotonic()
         entry = self._entries.get(name)
         if entry is not None and entry[0] == generation and entry[1] > now:
