@@ -256,8 +256,15 @@ def turn_finish(
     return answer, bool(title) and current_title == title
 
 
-_FINISH_TOTALS = ("input_tokens", "output_tokens", "total_tokens", "input_cost", "output_cost", "total_cost")
-_FINISH_USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "inputCost", "outputCost", "totalCost")
+# A session's totals and the ChatMessageUsage field each one adds up.
+_TOTALS = (
+    ("input_tokens", "inputTokens"),
+    ("output_tokens", "outputTokens"),
+    ("total_tokens", "totalTokens"),
+    ("input_cost", "inputCost"),
+    ("output_cost", "outputCost"),
+    ("total_cost", "totalCost"),
+)
 
 
 @functools.cache
@@ -273,7 +280,7 @@ def _finish_session_sql(vendor: str) -> str:
         return quote(meta.get_field(name).column)
 
     serving, started, title = column("turn_serving"), column("turn_started"), column("title")
-    assignments = [f"{column(name)} = {column(name)} + %s" for name in _FINISH_TOTALS]
+    assignments = [f"{column(name)} = {column(name)} + %s" for name, _ in _TOTALS]
     assignments += [
         f"{column('last_message_id')} = %s",
         f"{column('last_update')} = %s",
@@ -291,7 +298,7 @@ def _finish_session(*, session_id: uuid.UUID, ticket: int, usage: dict[str, Any]
     connection = connections["default"]
     field = ChatSession._meta.get_field
     uuid_value, moment = field("session_id").get_db_prep_value, field("last_update").get_db_prep_value
-    params = [usage[key] for key in _FINISH_USAGE_KEYS]
+    params = [usage[key] for _, key in _TOTALS]
     params += [uuid_value(answer_id, connection), moment(now, connection)]
     params += [ticket, ticket + 1, ticket, moment(now, connection), title[:200], uuid_value(session_id, connection)]
     with connection.cursor() as cursor:
@@ -307,14 +314,7 @@ def session_add_usage(*, session_id: uuid.UUID, usage: dict[str, Any]) -> None:
 
 def _usage_increments(usage: dict[str, Any]) -> dict[str, Any]:
     """A ChatMessageUsage added to a session's totals atomically (F(): no read-modify-write race)."""
-    return {
-        "input_tokens": F("input_tokens") + usage["inputTokens"],
-        "output_tokens": F("output_tokens") + usage["outputTokens"],
-        "total_tokens": F("total_tokens") + usage["totalTokens"],
-        "input_cost": F("input_cost") + usage["inputCost"],
-        "output_cost": F("output_cost") + usage["outputCost"],
-        "total_cost": F("total_cost") + usage["totalCost"],
-    }
+    return {name: F(name) + usage[key] for name, key in _TOTALS}
 
 
 def session_set_title(*, session_id: uuid.UUID, title: str, only_if_untitled: bool = False) -> bool:

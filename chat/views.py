@@ -340,7 +340,7 @@ class SessionAdminViewSet(AdminApiViewSet):
 
 
 async def _answer(body: Any, caller: ChatUser) -> dict[str, Any]:
-    """The non-streaming answer: the `done` event's fields (an `error` event raises the API error)."""
+    """The non-streaming answer: the `done` event's fields, the success envelope itself (an `error` event raises the API error)."""
     return await converse.collect(await converse.run_turn(body, caller))
 
 
@@ -360,7 +360,7 @@ class ConverseView(ApiView):
     )
     def post(self, request: Request) -> Response:
         # This view runs in a worker thread; async_to_sync runs the turn on the server's event loop.
-        return ok(**{key: value for key, value in async_to_sync(_answer)(request.data, request.user).items() if key != "success"})
+        return Response(async_to_sync(_answer)(request.data, request.user))
 
 
 _converse_json = ConverseView.as_view()
@@ -393,8 +393,8 @@ class Admission:
     def error(self, exc: Exception) -> HttpResponseBase:
         return self._finalize(self.view.handle_exception(exc))
 
-    def answer(self, fields: dict[str, Any]) -> HttpResponseBase:
-        return self._finalize(ok(**{key: value for key, value in fields.items() if key != "success"}))
+    def answer(self, done: dict[str, Any]) -> HttpResponseBase:
+        return self._finalize(Response(done))
 
     def stream(self, chunks: Iterable[bytes] | AsyncIterable[bytes]) -> HttpResponseBase:
         response = StreamingHttpResponse(chunks, content_type="text/event-stream")

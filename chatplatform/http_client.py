@@ -65,7 +65,7 @@ class Response:
 
     def chunks(self) -> AsyncIterator[bytes]:
         """The body as it arrives: everything received since the last step, joined."""
-        return self._connection.body_chunks()
+        return self._connection.chunks()
 
     async def deliver(self, on_data: Callable[[bytes], None]) -> None:
         """Hand the body to `on_data` as it arrives, called from the connection's own callback (no
@@ -96,7 +96,7 @@ class _Connection(asyncio.Protocol):
         self._complete = False
         self._error: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
-        self._got_bytes = False
+        self.got_bytes = False  # something of the current answer came
         self._last_read = 0.0
         self._idle_timer: asyncio.TimerHandle | None = None
         self._idle_timeout = 0.0
@@ -113,7 +113,7 @@ class _Connection(asyncio.Protocol):
         if self._response is None:  # nothing was asked: a server talking out of turn is not trusted further
             self.close()
             return
-        self._got_bytes = True
+        self.got_bytes = True
         self._last_read = self._loop.time()
         try:
             self._parser.feed_data(data)
@@ -176,7 +176,7 @@ class _Connection(asyncio.Protocol):
         assert self._transport is not None
         self._response = Response(self)
         self._headers_ready = self._loop.create_future()
-        self._body, self._buffered, self._complete, self._error, self._got_bytes = [], 0, False, None, False
+        self._body, self._buffered, self._complete, self._error, self.got_bytes = [], 0, False, None, False
         self._ends_at_close = False
         self._last_read = self._loop.time()
         self._idle_timeout = timeouts.idle_read
@@ -185,18 +185,19 @@ class _Connection(asyncio.Protocol):
         await self._headers_ready
         return self._response
 
-    def body_chunks(self) -> AsyncIterator[bytes]:
-        return self._chunks()
+    def _take_body(self) -> bytes:
+        """What of the body is buffered, joined; reading resumes if it was paused for it."""
+        data = b"".join(self._body) if len(self._body) > 1 else self._body[0]
+        self._body, self._buffered = [], 0
+        if self._paused and self._transport is not None and not self.closed:
+            self._paused = False
+            self._transport.resume_reading()
+        return data
 
-    async def _chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncIterator[bytes]:
         while True:
             if self._body:
-                data = b"".join(self._body) if len(self._body) > 1 else self._body[0]
-                self._body, self._buffered = [], 0
-                if self._paused and self._transport is not None and not self.closed:
-                    self._paused = False
-                    self._transport.resume_reading()
-                yield data
+                yield self._take_body()
                 continue
             if self._error is not None:
                 raise self._error
@@ -210,11 +211,7 @@ class _Connection(asyncio.Protocol):
 
     async def deliver(self, on_data: Callable[[bytes], None]) -> None:
         if self._body:
-            data, self._body, self._buffered = b"".join(self._body), [], 0
-            if self._paused and self._transport is not None and not self.closed:
-                self._paused = False
-                self._transport.resume_reading()
-            on_data(data)
+            on_data(self._take_body())
         self._on_data = on_data
         try:
             while not self._complete and self._error is None:
@@ -243,10 +240,6 @@ class _Connection(asyncio.Protocol):
         self._pool.forget(self)
         if self._transport is not None:
             self._transport.close()
-
-    @property
-    def got_bytes(self) -> bool:
-        return self._got_bytes
 
     def _check_idle(self) -> None:
         quiet = self._loop.time() - self._last_read

@@ -338,10 +338,12 @@ def describe(exc: BaseException) -> str:
 
 
 class ReplyBuilder:
-    """The text side of one reply, whoever streams it: deltas, the paragraph break between the
-    text parts of successive model responses, the tool-loop limit note and the final ReplyDone."""
+    """The text side of one reply, whoever streams it: each delta handed to `on_text`, the
+    paragraph break between the text parts of successive model responses, the tool-loop limit
+    note and the final ReplyDone."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_text: Callable[[str], None]) -> None:
+        self.on_text = on_text
         self.texts: list[str] = []
         self.part: list[str] = []  # the current part's text as the model sent it
         self._separate_next = False
@@ -352,24 +354,22 @@ class ReplyBuilder:
         self._separate_next = bool(self.texts)
         self.part = []
 
-    def text(self, chunk: str) -> TextDelta | None:
+    def text(self, chunk: str) -> None:
         if not chunk:
-            return None
+            return
         self.part.append(chunk)
         if self._separate_next:
             self._separate_next = False
             if self.texts and not self.texts[-1].endswith("\n"):
                 chunk = "\n\n" + chunk
         self.texts.append(chunk)
-        return TextDelta(chunk)
+        self.on_text(chunk)
 
-    def limit(self, max_round_trips: int) -> TextDelta:
+    def limit(self, max_round_trips: int) -> None:
         """The note ending a reply whose tool loop hit `max_round_trips`."""
         self._limit_reached = True
         self.new_part()
-        note = self.text(f"(I stopped here: answering needed more than {max_round_trips} model round trips, the tool loop limit.)")
-        assert note is not None
-        return note
+        self.text(f"(I stopped here: answering needed more than {max_round_trips} model round trips, the tool loop limit.)")
 
     def done(self, usage: Usage, model: str) -> ReplyDone:
         return ReplyDone(text="".join(self.texts), usage=usage, model=model, limit_reached=self._limit_reached)
@@ -463,7 +463,7 @@ async def _agent_reply(
     """stream_reply through a pydantic-ai agent: every provider but `openai:`."""
     durations: dict[str, float] = {}
     agent = _agent(_model_for(ref), system_prompt, [_tool(spec, durations) for spec in tools])
-    reply = ReplyBuilder()
+    reply = ReplyBuilder(on_text)
     calls: dict[str, ToolCallEvent] = {}
     limit_reached = False
     async with agent.iter(message, message_history=_history(history), usage_limits=UsageLimits(request_limit=max_round_trips)) as run:
@@ -472,9 +472,9 @@ async def _agent_reply(
                 out: ReplyEvent | None = None
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
                     reply.new_part()
-                    _give(reply.text(event.part.content), on_text)
+                    reply.text(event.part.content)
                 elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                    _give(reply.text(event.delta.content_delta), on_text)
+                    reply.text(event.delta.content_delta)
                 elif isinstance(event, FunctionToolCallEvent):
                     call = ToolCallEvent(event.part.tool_call_id, event.part.tool_name, event.part.args_as_dict())
                     calls[call.call_id] = out = call
@@ -497,13 +497,8 @@ async def _agent_reply(
             limit_reached = True
         usage = _usage(run.usage)
     if limit_reached:
-        on_text(reply.limit(max_round_trips).text)
+        reply.limit(max_round_trips)
     yield reply.done(usage, str(ref))
-
-
-def _give(delta: TextDelta | None, on_text: Callable[[str], None]) -> None:
-    if delta is not None:
-        on_text(delta.text)
 
 
 async def _text_as_events(provider: Callable[[Callable[[str], None]], AsyncIterator[ReplyEvent]]) -> AsyncIterator[ReplyEvent]:

@@ -116,10 +116,10 @@ async def _post(model: str, body: dict[str, Any]) -> AsyncIterator[http_client.R
 
 class _ResponseReader:
     """One streamed model response, read as its bytes arrive (from the connection's callback): its
-    text handed to `on_text` at once, its tool calls and usage gathered for when it is complete."""
+    text handed to the reply at once, its tool calls and usage gathered for when it is complete."""
 
-    def __init__(self, model: str, reply: llm.ReplyBuilder, on_text: Callable[[str], None]) -> None:
-        self.model, self.reply, self.on_text = model, reply, on_text
+    def __init__(self, model: str, reply: llm.ReplyBuilder) -> None:
+        self.model, self.reply = model, reply
         self.calls: dict[int, dict[str, Any]] = {}  # index → {"id", "name", "arguments"}
         self.usage = llm.Usage(requests=1)
         self._partial = b""  # the start of a line whose end has not come yet
@@ -137,8 +137,8 @@ class _ResponseReader:
             self.usage = llm.Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, 1)
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
-            if (text := delta.get("content")) and (event := self.reply.text(text)) is not None:
-                self.on_text(event.text)
+            if text := delta.get("content"):
+                self.reply.text(text)
             for call in delta.get("tool_calls") or ():
                 entry = self.calls.setdefault(call.get("index", 0), {"id": "", "name": "", "arguments": ""})
                 function = call.get("function") or {}
@@ -202,11 +202,11 @@ async def stream_reply(
     by_name = {spec.name: spec for spec in tools}
     if tools:
         body["tools"] = [_tool_definition(spec) for spec in tools]
-    reply = llm.ReplyBuilder()
+    reply = llm.ReplyBuilder(on_text)
     usage = llm.Usage()
     for round_trip in range(1, max_round_trips + 1):
         reply.new_part()
-        response = _ResponseReader(model, reply, on_text)
+        response = _ResponseReader(model, reply)
         async with _post(model, body) as answer:
             await answer.deliver(response.feed)
         usage += response.usage
@@ -222,7 +222,7 @@ async def stream_reply(
         messages.append({"role": "assistant", "content": "".join(reply.part) or None, "tool_calls": requested})
         messages += [{"role": "tool", "tool_call_id": result.call_id, "content": _result_content(result)} for result in results]
         if round_trip == max_round_trips:
-            on_text(reply.limit(max_round_trips).text)
+            reply.limit(max_round_trips)
     yield reply.done(usage, model)
 
 
