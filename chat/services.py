@@ -17,6 +17,7 @@ from agents.models import AgentDefinition
 from chat.events import emit_on_commit
 from chat.models import ChatApp, ChatMessage, ChatSession, ChatSessionFeedback, ChatUser, MessageSource, TestType
 from chat.serializers import validate_chat_app
+from chatplatform import db
 from chatplatform.api.errors import Code, InvalidRequest, NotFound
 from tools.models import ToolDefinition
 
@@ -134,19 +135,16 @@ class TurnClaim:
     history: list[tuple[str, str]] = field(default_factory=list)  # (source, text), oldest first
 
 
-def _start_turn(
-    session: ChatSession, *, user_id: str, message: str, files: list[Any], now: datetime, new: bool = False
-) -> tuple[ChatMessage, list]:
-    """Store the user's message (before any model call) and read the history it follows (none in a `new` session)."""
-    earlier = (
-        []
-        if new
-        else list(ChatMessage.objects.filter(session=session).order_by("-timestamp").values_list("source", "message")[:HISTORY_LIMIT])
-    )
+def _user_message(session: ChatSession, *, user_id: str, message: str, files: list[Any], now: datetime) -> ChatMessage:
+    return ChatMessage(session=session, user_id=user_id, source=MessageSource.USER, message=message, files=files, timestamp=now)
+
+
+def _start_turn(session: ChatSession, *, user_id: str, message: str, files: list[Any], now: datetime) -> tuple[ChatMessage, list]:
+    """Store the user's message (before any model call) and read the history it follows."""
+    earlier = list(ChatMessage.objects.filter(session=session).order_by("-timestamp").values_list("source", "message")[:HISTORY_LIMIT])
     earlier.reverse()
-    user_message = ChatMessage.objects.create(
-        session=session, user_id=user_id, source=MessageSource.USER, message=message, files=files, timestamp=now
-    )
+    user_message = _user_message(session, user_id=user_id, message=message, files=files, now=now)
+    db.write(user_message)
     return user_message, earlier
 
 
@@ -169,24 +167,25 @@ def turn_claim(
     chat app's (CONTRACT §3, §5).
     """
     now = timezone.now()
+    if session_id is None:
+        session = ChatSession(
+            user=user,
+            chat_app_id=chat_app_id,
+            agent_id=agent_id,
+            invocation_mode=invocation_mode,
+            source=source,
+            entity_id=entity_id,
+            turn_next=1,
+            turn_serving=0,
+            turn_started=now,
+            create_date=now,
+            last_update=now,
+        )
+        user_message = _user_message(session, user_id=user.pk, message=message, files=files, now=now)
+        db.write(session, user_message)
+        emit_on_commit("session.created", session_id=str(session.pk), user_id=user.pk, chat_app_id=chat_app_id)
+        return TurnClaim(session, 0, True, user_message)
     with transaction.atomic():
-        if session_id is None:
-            session = ChatSession.objects.create(
-                user=user,
-                chat_app_id=chat_app_id,
-                agent_id=agent_id,
-                invocation_mode=invocation_mode,
-                source=source,
-                entity_id=entity_id,
-                turn_next=1,
-                turn_serving=0,
-                turn_started=now,
-                create_date=now,
-                last_update=now,
-            )
-            emit_on_commit("session.created", session_id=str(session.pk), user_id=user.pk, chat_app_id=chat_app_id)
-            user_message, history = _start_turn(session, user_id=user.pk, message=message, files=files, now=now, new=True)
-            return TurnClaim(session, 0, True, user_message, history)
         session = ChatSession.objects.select_for_update().filter(pk=session_id, user=user, chat_app_id=chat_app_id).first()
         if session is None:
             raise NotFound(f"session {session_id} not found", code=Code.INVALID_SESSION_ID)
@@ -239,21 +238,27 @@ def turn_finish(
     """Store the answer, add its usage to the session's totals, hand the session to the next ticket
     and, given a `title`, title a still untitled session: one transaction. (answer, titled)."""
     now = timezone.now()
-    with transaction.atomic():
-        answer = ChatMessage.objects.create(
-            session_id=session_id,
-            user_id=user_id,
-            source=MessageSource.ASSISTANT,
-            message=text,
-            model=model,
-            usage=usage,
-            traces=traces,
-            verifications=verifications,
-            execution_duration=execution_duration,
-            timestamp=now,
-        )
-        current_title = _finish_session(session_id=session_id, ticket=ticket, usage=usage, answer_id=answer.pk, title=title or "", now=now)
-    return answer, bool(title) and current_title == title
+    answer = ChatMessage(
+        session_id=session_id,
+        user_id=user_id,
+        source=MessageSource.ASSISTANT,
+        message=text,
+        model=model,
+        usage=usage,
+        traces=traces,
+        verifications=verifications,
+        execution_duration=execution_duration,
+        timestamp=now,
+    )
+    connection = connections["default"]
+    field = ChatSession._meta.get_field
+    uuid_value, moment = field("session_id").get_db_prep_value, field("last_update").get_db_prep_value
+    params = [usage[key] for _, key in _TOTALS]
+    params += [uuid_value(answer.pk, connection), moment(now, connection)]
+    params += [ticket, ticket + 1, ticket, moment(now, connection), (title or "")[:200], uuid_value(session_id, connection)]
+    # The answer's INSERT and the session's UPDATE: one round trip on PostgreSQL.
+    row = db.write(answer, then=_finish_session_sql(connection.vendor), params=params)
+    return answer, bool(title) and row is not None and row[0] == title
 
 
 # A session's totals and the ChatMessageUsage field each one adds up.
@@ -291,20 +296,6 @@ def _finish_session_sql(vendor: str) -> str:
         f"{title} = CASE WHEN {title} = '' THEN %s ELSE {title} END",
     ]
     return f"UPDATE {quote(meta.db_table)} SET {', '.join(assignments)} WHERE {column('session_id')} = %s RETURNING {title}"
-
-
-def _finish_session(*, session_id: uuid.UUID, ticket: int, usage: dict[str, Any], answer_id: uuid.UUID, title: str, now: datetime) -> str:
-    """Run `_finish_session_sql`; the session's title afterwards."""
-    connection = connections["default"]
-    field = ChatSession._meta.get_field
-    uuid_value, moment = field("session_id").get_db_prep_value, field("last_update").get_db_prep_value
-    params = [usage[key] for _, key in _TOTALS]
-    params += [uuid_value(answer_id, connection), moment(now, connection)]
-    params += [ticket, ticket + 1, ticket, moment(now, connection), title[:200], uuid_value(session_id, connection)]
-    with connection.cursor() as cursor:
-        cursor.execute(_finish_session_sql(connection.vendor), params)
-        row = cursor.fetchone()
-    return row[0] if row else ""
 
 
 def session_add_usage(*, session_id: uuid.UUID, usage: dict[str, Any]) -> None:

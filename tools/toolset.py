@@ -393,7 +393,7 @@ def build_toolset(
     of any other tag is stripped from results before the model sees them.
     """
     toolset = Toolset()
-    activation = activation_for(user)
+    activation: dict[str, Any] | None = None  # built for the first tool with access rules
     base = {key: event_base.get(key) for key in EVENT_FIELDS}
     if base["userId"] is None:
         base["userId"] = user.get("userId")
@@ -416,9 +416,11 @@ def build_toolset(
         if tool.lifecycle_status == LifecycleStatus.RETIRED:
             toolset.skipped[tool_id] = "retired"
             continue
-        if not rules_allow(tool.access_rules, activation):
-            toolset.skipped[tool_id] = "denied by its access rules"
-            continue
+        if tool.access_rules:
+            activation = activation or activation_for(user)
+            if not rules_allow(tool.access_rules, activation):
+                toolset.skipped[tool_id] = "denied by its access rules"
+                continue
         runnable = _Runnable.of(tool)
         for function in tool.function_schema or []:
             if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
