@@ -16,9 +16,10 @@ from typing import Any
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from chat.converse import Started, TurnEvent, error_event, on_db_thread, prepare, start
+from chat.converse import Started, TurnEvent, error_event, prepare, start
 from chatplatform.api import ratelimit
 from chatplatform.api.errors import InvalidRequest, RateLimited
+from chatplatform.db import on_db_thread
 
 # Close code for a socket opened without valid credentials (4000-4999 are the application's).
 CLOSE_UNAUTHENTICATED = 4401
@@ -41,7 +42,7 @@ class ConverseConsumer(AsyncJsonWebsocketConsumer):
         """Channels' dispatch without its `aclose_old_connections()` before every message: that is a
         hop to Django's one thread-sensitive thread, for consumers that use the database on it (a
         seventh of this consumer's CPU at 50 streams, py-spy). This one never does: its turns read
-        and write on their own database threads (`chat.converse.on_db_thread`)."""
+        and write on their own database threads (`chatplatform.db.on_db_thread`)."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")

@@ -40,6 +40,7 @@ from chat import converse
 from chat.views import admit_and_prepare
 from chatplatform.api.errors import InvalidRequest
 from chatplatform.api.exceptions import handle
+from chatplatform.db import on_db_thread
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -72,7 +73,7 @@ class ConverseEndpoint:
         request = ASGIRequest(scope, io.BytesIO(body))
         if not _served_here(request):
             return await self.inner(scope, _replaying(body, receive), send)
-        admission, started, failure = await converse.on_db_thread(admit_and_prepare)(request)
+        admission, started, failure = await on_db_thread(admit_and_prepare)(request)
         if failure is not None:
             return await _send(_with_middleware_headers(request, failure), send)
         assert started is not None

@@ -18,15 +18,31 @@ from django.db import transaction
 
 T = TypeVar("T")
 
+# Each process remembers a generation it read for LOCAL_SECONDS, so a converse turn reads its
+# definitions without a cache round trip. A write in this process is seen at once (`_new` updates
+# the memory); a write in another process within that second, as for users (chat.models).
+LOCAL_SECONDS = 1.0
+_local: dict[str, tuple[float, str]] = {}
+
 
 def current(key: str) -> str:
     """The generation under `key`. A missing one (first use, or evicted) starts a new random one,
     never a reused value, so entries kept under an earlier generation cannot come back to life."""
+    now = time.monotonic()
+    kept = _local.get(key)
+    if kept is not None and kept[0] > now:
+        return kept[1]
     value = cache.get(key)
     if value is None:
         cache.add(key, uuid.uuid4().hex, timeout=None)
         value = cache.get(key)
+    _local[key] = (now + LOCAL_SECONDS, str(value))
     return str(value)
+
+
+def forget_local() -> None:
+    """Drop this process's memory of generations (tests clear the shared cache behind it)."""
+    _local.clear()
 
 
 def replace(key: str) -> None:
@@ -41,7 +57,9 @@ def replace(key: str) -> None:
 
 
 def _new(key: str) -> None:
-    cache.set(key, uuid.uuid4().hex, timeout=None)
+    value = uuid.uuid4().hex
+    cache.set(key, value, timeout=None)
+    _local[key] = (time.monotonic() + LOCAL_SECONDS, value)
 
 
 class LocalCopies:

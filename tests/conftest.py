@@ -11,6 +11,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from chat.models import forget_local_users
+from chatplatform import generations
 from chatplatform.api.authentication import sign_token
 
 
@@ -28,6 +29,7 @@ def _clean_cache() -> None:
     """Rate-limit counters and cached users and definitions must not leak between tests."""
     cache.clear()
     forget_local_users()
+    generations.forget_local()
 
 
 @pytest.fixture

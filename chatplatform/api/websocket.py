@@ -6,7 +6,6 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from channels.auth import AuthMiddleware
-from channels.db import database_sync_to_async
 from channels.security.websocket import OriginValidator
 from channels.sessions import CookieMiddleware, SessionMiddleware
 from django.contrib.auth import get_user_model
@@ -14,9 +13,10 @@ from django.contrib.auth.models import AnonymousUser
 from rest_framework import exceptions
 
 from chatplatform.api.authentication import decode_token
+from chatplatform.db import on_db_thread
 
 
-@database_sync_to_async
+@on_db_thread  # not Django's one thread-sensitive thread: a socket per turn would queue on it
 def _user_from_token(token: str) -> Any:
     try:
         claims = decode_token(token)
