@@ -28,6 +28,10 @@ CLOSE_UNAUTHENTICATED = 4401
 class ConverseConsumer(AsyncJsonWebsocketConsumer):
     """Authenticated socket (cookie or `?token=`); every message is one turn."""
 
+    # Nothing reaches this socket through the channel layer, so it takes no channel there: with
+    # Redis (channels_redis) each socket would otherwise keep a receive loop on Redis running.
+    channel_layer_alias = None
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
