@@ -2,7 +2,8 @@
 
 Entries are kept under a generation (a random token in the shared cache). A write replaces the
 generation, and every reader, in every process sharing the cache (all of them with REDIS_URL),
-stops using what it kept under the old one. The tag cache (tags/cache.py) and the process-local
+stops using what it kept under the old one: in the writing process at once, elsewhere within a
+second (`LOCAL_SECONDS`). The tag cache (tags/cache.py) and the process-local
 copies of definitions (`LocalCopies`) both work this way.
 """
 

@@ -2,7 +2,8 @@
 
 Entries live in the shared Django cache under a generation key. A write does not hunt for the
 entries it makes stale: it replaces the generation, and every process (all of them share the
-cache when REDIS_URL is set) stops reading the old entries at once; they expire on their own.
+cache when REDIS_URL is set) stops reading the old entries (the writing process at once, the
+others within a second: chatplatform.generations); they expire on their own.
 """
 
 from __future__ import annotations
