@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatplatform.access import activation_for, rules_allow
+from chatplatform.access import AccessRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +44,6 @@ def agent_access(
 ) -> AccessDecision:
     """The access rules (lowest order first, first matching decides, none matching denies, absent
     opens; a condition failing at run time does not hold), then the rollout policy."""
-    if access_rules and not rules_allow(access_rules, activation_for(user)):  # no rules: open, no CEL values built
+    if not AccessRules(user).allow(access_rules):
         return AccessDecision(False, "insufficient permissions: the agent's access rules do not allow you")
     return rollout_allows(rollout_policy, user.get("customData") or {})

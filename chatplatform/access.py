@@ -61,16 +61,31 @@ def condition_holds(expression: str, activation: Mapping[str, Any]) -> bool:
     return isinstance(result, celpy.celtypes.BoolType) and bool(result)
 
 
-def rules_allow(rules: Iterable[Mapping[str, Any]] | None, activation: Mapping[str, Any]) -> bool:
-    """Lowest `order` first; the first rule whose condition holds (or that has none) decides.
+class AccessRules:
+    """Access rules checked for one user (`user`: wire fields userId, email, ..., customData).
 
-    Absent or empty rules: open to everyone. Rules present but none matching: denied.
-    """
-    ordered = sorted(rules or [], key=lambda rule: (rule.get("order") is None, rule.get("order") or 0))
-    if not ordered:
-        return True
-    for rule in ordered:
-        condition = rule.get("condition")
-        if not condition or condition_holds(condition, activation):
-            return rule.get("effect") == "allow"
-    return False
+    The user's CEL values are built when a first condition is evaluated: most agents and tools
+    have no rules, and converting a user costs a good part of a turn's checks."""
+
+    def __init__(self, user: Mapping[str, Any]) -> None:
+        self._user = user
+        self._activation: dict[str, Any] | None = None
+
+    def _holds(self, condition: str) -> bool:
+        if self._activation is None:
+            self._activation = activation_for(self._user)
+        return condition_holds(condition, self._activation)
+
+    def allow(self, rules: Iterable[Mapping[str, Any]] | None) -> bool:
+        """Lowest `order` first; the first rule whose condition holds (or that has none) decides.
+
+        Absent or empty rules: open to everyone. Rules present but none matching: denied.
+        """
+        ordered = sorted(rules or [], key=lambda rule: (rule.get("order") is None, rule.get("order") or 0))
+        if not ordered:
+            return True
+        for rule in ordered:
+            condition = rule.get("condition")
+            if not condition or self._holds(condition):
+                return rule.get("effect") == "allow"
+        return False

@@ -35,7 +35,7 @@ from django.conf import settings
 from jsonschema import Draft202012Validator, ValidationError
 
 from chatplatform import llm
-from chatplatform.access import activation_for, rules_allow
+from chatplatform.access import AccessRules
 from tools.executors import Outcome, ToolError, timed_out
 from tools.executors.function import call_function
 from tools.executors.inline import run_inline
@@ -393,7 +393,7 @@ def build_toolset(
     of any other tag is stripped from results before the model sees them.
     """
     toolset = Toolset()
-    activation: dict[str, Any] | None = None  # built for the first tool with access rules
+    access = AccessRules(user)
     base = {key: event_base.get(key) for key in EVENT_FIELDS}
     if base["userId"] is None:
         base["userId"] = user.get("userId")
@@ -416,11 +416,9 @@ def build_toolset(
         if tool.lifecycle_status == LifecycleStatus.RETIRED:
             toolset.skipped[tool_id] = "retired"
             continue
-        if tool.access_rules:
-            activation = activation or activation_for(user)
-            if not rules_allow(tool.access_rules, activation):
-                toolset.skipped[tool_id] = "denied by its access rules"
-                continue
+        if not access.allow(tool.access_rules):
+            toolset.skipped[tool_id] = "denied by its access rules"
+            continue
         runnable = _Runnable.of(tool)
         for function in tool.function_schema or []:
             if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
