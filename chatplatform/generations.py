@@ -78,9 +78,10 @@ class LocalCopies:
         self.lifetime = lifetime
         self._entries: dict[Hashable, tuple[str, float, Any]] = {}
 
-    def get(self, name: Hashable, load: Callable[[], T]) -> T:
-        """The kept copy of `name`, or `load()` (kept when it returns; an exception is not kept)."""
-        return self._get(name, load, current(self.key))
+    def get(self, name: Hashable, load: Callable[[], T], *, keep: Callable[[T], bool] | None = None) -> T:
+        """The kept copy of `name`, or `load()`: kept when it returns and `keep` (if given) says
+        so; an exception is not kept."""
+        return self._get(name, load, current(self.key), keep)
 
     def reader(self) -> Callable[[Hashable, Callable[[], Any]], Any]:
         """`get` for several copies read together (a turn's chat app, agent and tools): the
@@ -88,12 +89,14 @@ class LocalCopies:
         generation = current(self.key)
         return lambda name, load: self._get(name, load, generation)
 
-    def _get(self, name: Hashable, load: Callable[[], T], generation: str) -> T:
+    def _get(self, name: Hashable, load: Callable[[], T], generation: str, keep: Callable[[T], bool] | None = None) -> T:
         now = time.monotonic()
         entry = self._entries.get(name)
         if entry is not None and entry[0] == generation and entry[1] > now:
             return entry[2]
         value = load()
+        if keep is not None and not keep(value):
+            return value
         if len(self._entries) >= self.MAX_ENTRIES:
             self._entries.clear()
         self._entries[name] = (generation, now + self.lifetime, value)

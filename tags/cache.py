@@ -34,6 +34,12 @@ def invalidate() -> None:
     generations.replace(GENERATION_KEY)
 
 
+# What a process read is also kept in its memory for a second under the same generation: a
+# converse turn reads its tag instructions every time, and each read of the shared cache is a
+# round trip to Redis.
+_kept = generations.LocalCopies(GENERATION_KEY, lifetime=generations.LOCAL_SECONDS)
+
+
 def cached(name: str, compute: Callable[[], T], *, keep: Callable[[T], bool] | None = None) -> T:
     """`compute()` memoised under `name` for CHAT_TAG_CACHE_SECONDS (0 turns the cache off).
     A value for which `keep` says False is returned but not stored (a `dontCacheThis` read).
@@ -41,6 +47,12 @@ def cached(name: str, compute: Callable[[], T], *, keep: Callable[[T], bool] | N
     The generation is read before `compute` runs: rows read before a write commits are stored
     under a generation that the write's after-commit invalidation replaces, so no reader sees them.
     """
+    if settings.CHAT_TAG_CACHE_SECONDS <= 0:
+        return compute()
+    return _kept.get(name, lambda: _shared(name, compute, keep), keep=keep)
+
+
+def _shared(name: str, compute: Callable[[], T], keep: Callable[[T], bool] | None) -> T:
     key = f"tags:{generation()}:{name}"
     try:
         hit: Any = cache.get(key)
@@ -50,6 +62,6 @@ def cached(name: str, compute: Callable[[], T], *, keep: Callable[[T], bool] | N
     if hit is not None:
         return hit
     value = compute()
-    if settings.CHAT_TAG_CACHE_SECONDS > 0 and (keep is None or keep(value)):
+    if keep is None or keep(value):
         cache.set(key, value, timeout=settings.CHAT_TAG_CACHE_SECONDS)
     return value
