@@ -29,6 +29,6 @@ application = ProtocolTypeRouter(
 # Everything startup loaded (Django, the apps, their modules) lives as long as the process: out of
 # the cyclic garbage collector's sight, a full collection walks the objects a request made, not
 # those 250,000 too. Measured with bench/converse.py at 200 streams: full collections had paused
-# the process for 160 ms each, 0.5 ms of CPU per turn in all (docs/decisions.md).
+# the process for 160 ms each, 0.6 ms of CPU per turn in all (docs/decisions.md).
 gc.collect()
 gc.freeze()
