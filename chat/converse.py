@@ -147,9 +147,8 @@ def _prepare(body: dict[str, Any], caller: ChatUser) -> _Prepared:
         reason = "is disabled" if not app.enabled else "is not available to you"
         raise PermissionDenied(f"insufficient permissions: chat app {app.pk} {reason}")
     agent = definition(("agent", body["agentId"]), lambda: agent_get(agent_id=body["agentId"]))
-    session_id = None
-    if body.get("sessionId"):
-        session_id = selectors.session_get(session_id=body["sessionId"], user_id=user.pk, chat_app_id=app.pk).pk
+    # Checked where the turn takes its ticket: another user's or chat app's session is a 404 there.
+    session_id = selectors.session_uuid(body["sessionId"]) if body.get("sessionId") else None
     fields = user_fields(user)
     decision = agent_access(access_rules=agent.access_rules, rollout_policy=agent.rollout_policy, user=fields)
     if not decision.allowed:
@@ -396,7 +395,7 @@ async def _execute(prep: _Prepared, claim: services.TurnClaim, emit: Emit) -> No
         claim = await _wait_for_turn(prep, claim)
         assert claim.user_message is not None
         started = time.perf_counter()
-        session_id = claim.session.pk
+        session_id = claim.session_id
         emit(TurnEvent("session", {"sessionId": str(session_id), "userMessageId": str(claim.user_message.pk)}))
         history = [llm.HistoryMessage("user" if source == "user" else "assistant", text) for source, text in claim.history]
         ledger = _Ledger()
@@ -429,7 +428,7 @@ async def _execute(prep: _Prepared, claim: services.TurnClaim, emit: Emit) -> No
             text, verifications = await _verify(emit, prep, ledger, history, text, tools)
         message_usage = ledger.usage()
         # A title that costs no model call is stored with the answer; a model's comes after `done`.
-        title = fallback_title(prep.message) if not claim.session.title and settings.CHAT_TITLE_MODEL == "offline" else None
+        title = fallback_title(prep.message) if not claim.title and settings.CHAT_TITLE_MODEL == "offline" else None
         answer, titled = await on_db_thread(services.turn_finish)(
             session_id=session_id,
             ticket=claim.ticket,
@@ -449,7 +448,7 @@ async def _execute(prep: _Prepared, claim: services.TurnClaim, emit: Emit) -> No
                 {"success": True, "response": text, "sessionId": str(session_id), "messageId": str(answer.pk), "usage": message_usage},
             )
         )
-        if title is None and not claim.session.title:
+        if title is None and not claim.title:
             title = await _title(session_id=session_id, question=prep.message, answer=text)
             titled = title is not None
         if titled:
@@ -464,7 +463,7 @@ async def _execute(prep: _Prepared, claim: services.TurnClaim, emit: Emit) -> No
         emit(error_event(exc))
     finally:
         if claim.user_message is not None and not finished:
-            await asyncio.shield(on_db_thread(services.turn_release)(session_id=claim.session.pk, ticket=claim.ticket))
+            await asyncio.shield(on_db_thread(services.turn_release)(session_id=claim.session_id, ticket=claim.ticket))
         emit(None)
 
 

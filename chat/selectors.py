@@ -91,18 +91,18 @@ def user_get(*, user_id: str) -> ChatUser:
 # --- sessions, messages, feedback -------------------------------------------------------------
 
 
-def _session_uuid(session_id: Any) -> uuid.UUID | None:
+def session_uuid(session_id: Any) -> uuid.UUID:
+    """`session_id` as the UUID it names; 404 INVALID_SESSION_ID when it cannot name a session."""
     try:
         return uuid.UUID(str(session_id))
     except (ValueError, TypeError, AttributeError):
-        return None
+        raise NotFound(f"session {session_id} not found", code=Code.INVALID_SESSION_ID) from None
 
 
 def session_get(*, session_id: Any, user_id: str | None = None, chat_app_id: str | None = None) -> ChatSession:
     """The session, or 404 INVALID_SESSION_ID; with `user_id` (or `chat_app_id`) another user's
     (or app's) session is "not found" too, never a 403 that would confirm it exists (CONTRACT §3)."""
-    pk = _session_uuid(session_id)
-    sessions = ChatSession.objects.filter(pk=pk) if pk is not None else ChatSession.objects.none()
+    sessions = ChatSession.objects.filter(pk=session_uuid(session_id))
     if user_id is not None:
         sessions = sessions.filter(user_id=user_id)
     if chat_app_id is not None:

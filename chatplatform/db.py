@@ -62,6 +62,20 @@ def _insert(instance: models.Model, connection: BaseDatabaseWrapper) -> tuple[st
     return sql, [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
 
 
+def insert_if(instance: models.Model, condition: str) -> tuple[str, list[Any]]:
+    """The INSERT of `instance` (a new model object) as `INSERT … SELECT … WHERE condition`: the row
+    is added only when `condition` holds, e.g. on something an earlier data-modifying CTE returned."""
+    connection = connections["default"]
+    sql, values = _insert(instance, connection)
+    return sql.replace(" VALUES (", " SELECT ", 1).removesuffix(")") + f" WHERE {condition}", values
+
+
+def stored(instance: models.Model) -> None:
+    """Mark `instance` as saved, as the ORM does after an INSERT it made itself."""
+    instance._state.adding = False
+    instance._state.db = "default"
+
+
 def write(*instances: models.Model, then: str = "", params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
     """Insert `instances` (new model objects, parents before children), then run the statement
     `then` with `params`, all or nothing; the first row `then` returns (None without one)."""
@@ -79,6 +93,5 @@ def write(*instances: models.Model, then: str = "", params: Sequence[Any] = ()) 
             cursor.execute(sql, values)
         row = cursor.fetchone() if then and cursor.description else None
     for instance in instances:
-        instance._state.adding = False
-        instance._state.db = "default"
+        stored(instance)
     return row

@@ -299,6 +299,9 @@ async def test_every_check_of_the_turn_answers_in_the_envelope_with_its_code(app
     assert_error(await converse(alice, agentId="missing"), 404, "INVALID_AGENT_ID")
     for session_id in ("not-a-uuid", "9b2f7f0e-1d5a-4a43-9d1c-000000000000", str(others.pk), str(other_app.pk)):
         assert_error(await converse(alice, sessionId=session_id), 404, "INVALID_SESSION_ID")
+    # Nothing of those turns was written: no message, no ticket taken on the sessions they named.
+    assert await ChatMessage.objects.acount() == 0
+    assert {(s.pk, s.turn_next) async for s in ChatSession.objects.all()} == {(others.pk, 0), (other_app.pk, 0)}
     assert_error(await converse(alice, userId="bob"), 403, "INSUFFICIENT_PERMISSIONS")
 
     app.enabled = False
