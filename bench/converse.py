@@ -8,6 +8,9 @@ set, on a throwaway database). For each concurrency level (1 = sequential turns,
 
 - calling the model server directly (Chat Completions, streamed),
 - through `POST /api/chat/converse` with `Accept: text/event-stream`,
+- the same, continuing the sessions the row before started (`sse+session`: what a frontend sends
+  for every turn after a conversation's first; the turn takes its ticket on the session and reads
+  the history),
 - through the WebSocket `/ws/chat/converse`,
 
 and prints p50/p99, the ratios through/direct, errors, and the server process's CPU time per
@@ -89,13 +92,20 @@ async def direct(client: aiohttp.ClientSession, url: str) -> tuple[float, float]
     return ttft or float("nan"), time.perf_counter() - started
 
 
-async def through_sse(client: aiohttp.ClientSession, url: str, token: str, body: dict = BODY) -> tuple[float, float]:
+async def through_sse(
+    client: aiohttp.ClientSession, url: str, token: str, body: dict = BODY, sessions: list[str] | None = None
+) -> tuple[float, float]:
+    """A streamed turn; the id of the session it ran on is added to `sessions` (when given)."""
     started = time.perf_counter()
     ttft = None
     headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
     async with client.post(f"{url}/api/chat/converse", json=body, headers=headers) as response:
         response.raise_for_status()
+        previous = b""
         async for line in response.content:
+            if previous == b"event: session\n" and sessions is not None:
+                sessions.append(json.loads(line.removeprefix(b"data: "))["sessionId"])
+            previous = line
             if ttft is None and line == b"event: delta\n":
                 ttft = time.perf_counter() - started
             if line == b"event: done\n":
@@ -157,14 +167,16 @@ async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: s
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300)) as client:
         await measure(lambda: through_sse(client, url, token), 1, 3)  # warm up: imports, connections
         await measure(lambda: through_websocket(url, token), 1, 3)
-        head = f"{'streams':>7} {'path':<10} {'TTFT p50':>9} {'p99':>8} {'total p50':>10} {'p99':>8}"
+        head = f"{'streams':>7} {'path':<11} {'TTFT p50':>9} {'p99':>8} {'total p50':>10} {'p99':>8}"
         print(f"{head} {'TTFT x':>7} {'total x':>8} {'err':>4} {'CPU/turn':>9}")
         for level in levels:
             base = await measure(lambda: direct(client, model_url), level, turns)
             rows = [("direct", base, None)]
+            sessions: list[str] = []  # those the `sse` row starts, each continued once by `sse+session`
             paths = (
                 ("relay", relay.pid, lambda: direct(client, relay.url)),
-                ("sse", pid, lambda: through_sse(client, url, token)),
+                ("sse", pid, lambda sessions=sessions: through_sse(client, url, token, sessions=sessions)),
+                ("sse+session", pid, lambda sessions=sessions: through_sse(client, url, token, {**BODY, "sessionId": sessions.pop()})),
                 ("websocket", pid, lambda: through_websocket(url, token)),
             )
             for name, server_pid, call in paths:
@@ -179,7 +191,7 @@ async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: s
                 ratio_total = total50 / base.p(base.total, 0.5)
                 cpu_text = f"{cpu:7.1f} ms" if cpu is not None else ""
                 print(
-                    f"{level:>7} {name:<10} {ttft50:7.0f}ms {sample.p(sample.ttft, 0.99):6.0f}ms {total50:8.0f}ms "
+                    f"{level:>7} {name:<11} {ttft50:7.0f}ms {sample.p(sample.ttft, 0.99):6.0f}ms {total50:8.0f}ms "
                     f"{sample.p(sample.total, 0.99):6.0f}ms {ratio_ttft:7.2f} {ratio_total:8.2f} {sample.errors:>4} {cpu_text:>9}"
                 )
         await directives_on(client, url, model_url, token, levels[:2], turns)
