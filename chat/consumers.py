@@ -13,6 +13,7 @@ import asyncio
 import json
 from typing import Any
 
+import orjson
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
@@ -65,7 +66,7 @@ class ConverseConsumer(AsyncJsonWebsocketConsumer):
             worker.cancel()  # stops the frames; run_turn's task finishes the turn on its own
 
     async def _send_event(self, event: TurnEvent) -> None:
-        await self.send(text_data=json.dumps({"type": event.type, **event.data}, separators=(",", ":")))
+        await self.send(text_data=orjson.dumps({"type": event.type, **event.data}).decode())
 
     def _admit(self, content: Any) -> Started:
         """The turn's rate limit (CONTRACT §10: each turn counts against the caller's Chat API

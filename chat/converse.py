@@ -21,7 +21,6 @@ anyway) (`on_db_thread`); no transaction is open while a model is called.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import threading
@@ -31,6 +30,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from django.conf import settings
 from rest_framework import exceptions
 
@@ -628,7 +628,8 @@ SSE_HEARTBEAT_SECONDS = 15.0  # CONTRACT §7
 
 
 def sse_event(event: TurnEvent) -> bytes:
-    return f"event: {event.type}\ndata: {json.dumps(event.data, separators=(',', ':'))}\n\n".encode()
+    # orjson: a tenth of json's CPU per delta (UTF-8 out, not \u escapes; the same JSON values).
+    return b"event: " + event.type.encode() + b"\ndata: " + orjson.dumps(event.data) + b"\n\n"
 
 
 async def sse_chunks(turn: Turn) -> AsyncIterator[bytes]:

@@ -157,14 +157,10 @@ def _history(session_id: uuid.UUID, *, before: ChatMessage) -> list[tuple[str, s
 @functools.cache
 def _history_sql(vendor: str) -> str:
     """`_history`'s query, written out once (Django compiles it in ~0.5 ms, as much as the claim)."""
-    quote = connections["default"].ops.quote_name
-    meta = ChatMessage._meta
-
-    def column(name: str) -> str:
-        return quote(meta.get_field(name).column)
+    table, column = db.sql_names(ChatMessage)
 
     return (
-        f"SELECT {column('source')}, {column('message')} FROM {quote(meta.db_table)} "
+        f"SELECT {column('source')}, {column('message')} FROM {table} "
         f"WHERE {column('session')} = %s AND {column('message_id')} <> %s ORDER BY {column('timestamp')} DESC LIMIT {HISTORY_LIMIT}"
     )
 
@@ -174,15 +170,11 @@ def _take_ticket_sql(vendor: str) -> str:
     """The session's next ticket, under its row lock: (ticket, served at once, title), no row for a
     session that is unknown, another user's or another chat app's. Written out once, like
     `_finish_session_sql`. RETURNING sees the row as updated; SET reads it as it was."""
-    quote = connections["default"].ops.quote_name
-    meta = ChatSession._meta
-
-    def column(name: str) -> str:
-        return quote(meta.get_field(name).column)
+    table, column = db.sql_names(ChatSession)
 
     next_, serving, started = column("turn_next"), column("turn_serving"), column("turn_started")
     return (
-        f"UPDATE {quote(meta.db_table)} SET {next_} = {next_} + 1, "
+        f"UPDATE {table} SET {next_} = {next_} + 1, "
         f"{started} = CASE WHEN {next_} = {serving} THEN %s ELSE {started} END "
         f"WHERE {column('session_id')} = %s AND {column('user')} = %s AND {column('chat_app_id')} = %s "
         f"RETURNING {next_} - 1 AS ticket, {next_} - 1 = {serving} AS served, {column('title')} AS title"
@@ -345,11 +337,7 @@ def _finish_session_sql(vendor: str) -> str:
     the same statement written with F()/Case() in ~0.5 ms, a tenth of the CPU a streamed turn may
     take (issue 4): so it is written out once, from the model's own table and column names.
     The expressions read the row as it was before the UPDATE (SQL's rule, PostgreSQL's and SQLite's)."""
-    quote = connections["default"].ops.quote_name
-    meta = ChatSession._meta
-
-    def column(name: str) -> str:
-        return quote(meta.get_field(name).column)
+    table, column = db.sql_names(ChatSession)
 
     serving, started, title = column("turn_serving"), column("turn_started"), column("title")
     assignments = [f"{column(name)} = {column(name)} + %s" for name, _ in _TOTALS]
@@ -362,7 +350,7 @@ def _finish_session_sql(vendor: str) -> str:
         # A title the user set meanwhile wins.
         f"{title} = CASE WHEN {title} = '' THEN %s ELSE {title} END",
     ]
-    return f"UPDATE {quote(meta.db_table)} SET {', '.join(assignments)} WHERE {column('session_id')} = %s RETURNING {title}"
+    return f"UPDATE {table} SET {', '.join(assignments)} WHERE {column('session_id')} = %s RETURNING {title}"
 
 
 def session_add_usage(*, session_id: uuid.UUID, usage: dict[str, Any]) -> None:

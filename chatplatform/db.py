@@ -48,26 +48,32 @@ def on_db_thread(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @functools.cache
-def _insert_sql(model: type[models.Model], vendor: str) -> tuple[str, tuple[models.Field, ...]]:
+def _insert_sql(model: type[models.Model], vendor: str, condition: str = "") -> tuple[str, tuple[models.Field, ...]]:
     connection = connections["default"]
     quote = connection.ops.quote_name
     fields = tuple(model._meta.concrete_fields)
     columns = ", ".join(quote(field.column) for field in fields)
     placeholders = ", ".join(["%s"] * len(fields))
-    return f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({placeholders})", fields
+    values = f"SELECT {placeholders} WHERE {condition}" if condition else f"VALUES ({placeholders})"
+    return f"INSERT INTO {quote(model._meta.db_table)} ({columns}) {values}", fields
 
 
-def _insert(instance: models.Model, connection: BaseDatabaseWrapper) -> tuple[str, list[Any]]:
-    sql, fields = _insert_sql(type(instance), connection.vendor)
+def _insert(instance: models.Model, connection: BaseDatabaseWrapper, condition: str = "") -> tuple[str, list[Any]]:
+    sql, fields = _insert_sql(type(instance), connection.vendor, condition)
     return sql, [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
 
 
 def insert_if(instance: models.Model, condition: str) -> tuple[str, list[Any]]:
     """The INSERT of `instance` (a new model object) as `INSERT … SELECT … WHERE condition`: the row
-    is added only when `condition` holds, e.g. on something an earlier data-modifying CTE returned."""
-    connection = connections["default"]
-    sql, values = _insert(instance, connection)
-    return sql.replace(" VALUES (", " SELECT ", 1).removesuffix(")") + f" WHERE {condition}", values
+    is added only when `condition` holds, e.g. on what an earlier data-modifying CTE returned."""
+    return _insert(instance, connections["default"], condition)
+
+
+def sql_names(model: type[models.Model]) -> tuple[str, Callable[[str], str]]:
+    """For SQL written out by hand: the model's table, and its field names to their columns, quoted."""
+    quote = connections["default"].ops.quote_name
+    meta = model._meta
+    return quote(meta.db_table), lambda name: quote(meta.get_field(name).column)
 
 
 def stored(instance: models.Model) -> None:

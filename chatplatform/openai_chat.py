@@ -26,6 +26,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from chatplatform import http_client, llm
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -37,7 +39,7 @@ _RETRY_STATUSES = frozenset({408, 409, 429})
 
 
 def _compact_json(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+    return orjson.dumps(value)
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ class _ResponseReader:
         *lines, self._partial = (self._partial + data).split(b"\n")
         for line in lines:
             if line.startswith(b"data:") and (payload := line[5:].strip()) != b"[DONE]":
-                self._chunk(json.loads(payload))
+                self._chunk(orjson.loads(payload))  # a third of json's CPU, per streamed token
 
     def _chunk(self, chunk: dict[str, Any]) -> None:
         if "error" in chunk:
