@@ -11,15 +11,16 @@ set, on a throwaway database). For each concurrency level (1 = sequential turns,
 - the same, continuing the sessions the row before started (`sse+session`: what a frontend sends
   for every turn after a conversation's first; the turn takes its ticket on the session and reads
   the history),
-- through the WebSocket `/ws/chat/converse`,
+- through the WebSocket `/ws/chat/converse`.
 
-and prints p50/p99, the ratios through/direct, errors, and the server process's CPU time per
-streamed turn (from /proc, everything included: auth, database writes, JSON, the model client).
+A level above 1 is a burst: that many turns started at once (`--bursts N`: N bursts a second
+apart, their samples pooled). It prints p50/p99, the ratios through/direct, errors, and the
+server process's CPU time per streamed turn (from /proc, everything included: auth, database writes, JSON, the model client).
 The `relay` row is the floor of this stack: a bare ASGI app on the same uvicorn relaying the
 model's stream (bench/relay.py). A VM's CPU accounting per wakeup drifts severalfold with the
 host's load, so read the platform's CPU per turn against the relay's of the same run.
 
-    .venv/bin/python bench/converse.py [--turns 20] [--concurrency 50,200,500] [--workers 1]
+    .venv/bin/python bench/converse.py [--turns 20] [--concurrency 50,200,500] [--workers 1] [--bursts 1]
 
 Then the same SSE turns in a chat app with instruction augmentation on (the model server answers
 the selection call after the first-token delay): the time added to the first token, against one
@@ -142,7 +143,9 @@ async def through_websocket(url: str, token: str) -> tuple[float, float]:
                 raise RuntimeError(event)
 
 
-async def measure(call: Callable[[], Awaitable[tuple[float, float]]], concurrency: int, turns: int) -> Sample:
+async def measure(call: Callable[[], Awaitable[tuple[float, float]]], concurrency: int, turns: int, bursts: int = 1) -> Sample:
+    """`turns` calls one after another (concurrency 1), or `bursts` times `concurrency` calls at once,
+    a second apart; the samples of every call pooled."""
     sample = Sample()
 
     async def one() -> None:
@@ -157,11 +160,14 @@ async def measure(call: Callable[[], Awaitable[tuple[float, float]]], concurrenc
         for _ in range(turns):
             await one()
     else:
-        await asyncio.gather(*(one() for _ in range(concurrency)))
+        for burst in range(bursts):
+            if burst:
+                await asyncio.sleep(1.0)
+            await asyncio.gather(*(one() for _ in range(concurrency)))
     return sample
 
 
-async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: str, levels: list[int], turns: int) -> None:
+async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: str, levels: list[int], turns: int, bursts: int) -> None:
     # aiohttp reads a stream for a third of httpx's CPU: the load generator shares the cores with the server.
     connector = aiohttp.TCPConnector(limit=max(levels) + 10)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300)) as client:
@@ -170,7 +176,7 @@ async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: s
         head = f"{'streams':>7} {'path':<11} {'TTFT p50':>9} {'p99':>8} {'total p50':>10} {'p99':>8}"
         print(f"{head} {'TTFT x':>7} {'total x':>8} {'err':>4} {'CPU/turn':>9}")
         for level in levels:
-            base = await measure(lambda: direct(client, model_url), level, turns)
+            base = await measure(lambda: direct(client, model_url), level, turns, bursts)
             rows = [("direct", base, None)]
             sessions: list[str] = []  # those the `sse` row starts, each continued once by `sse+session`
             paths = (
@@ -181,7 +187,7 @@ async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: s
             )
             for name, server_pid, call in paths:
                 cpu_before = cpu_seconds(server_pid)
-                sample = await measure(call, level, turns)
+                sample = await measure(call, level, turns, bursts)
                 done = len(sample.total) or 1
                 rows.append((name, sample, (cpu_seconds(server_pid) - cpu_before) / done * 1000))
                 await asyncio.sleep(1.0)  # let titles and other after-turn work finish before the next phase
@@ -194,19 +200,21 @@ async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: s
                     f"{level:>7} {name:<11} {ttft50:7.0f}ms {sample.p(sample.ttft, 0.99):6.0f}ms {total50:8.0f}ms "
                     f"{sample.p(sample.total, 0.99):6.0f}ms {ratio_ttft:7.2f} {ratio_total:8.2f} {sample.errors:>4} {cpu_text:>9}"
                 )
-        await directives_on(client, url, model_url, token, levels[:2], turns)
+        await directives_on(client, url, model_url, token, levels[:2], turns, bursts)
 
 
-async def directives_on(client: aiohttp.ClientSession, url: str, model_url: str, token: str, levels: list[int], turns: int) -> None:
+async def directives_on(
+    client: aiohttp.ClientSession, url: str, model_url: str, token: str, levels: list[int], turns: int, bursts: int
+) -> None:
     """The same SSE turns in a chat app with instruction augmentation on: one selection call before the answer.
     Target: the time added to the first token is at most one selection round trip."""
     print("\ndirectives on (chat app bench-directives: 2 candidate directives, the selection model picks one):")
     print(f"{'streams':>7} {'selection':>10} {'TTFT off':>9} {'TTFT on':>8} {'added':>7} {'added/selection':>16} {'err':>4}")
     with_directives = {**BODY, "chatAppId": "bench-directives"}
     for level in levels:
-        selection = await measure(lambda: selection_round_trip(client, model_url), level, turns)
-        off = await measure(lambda: through_sse(client, url, token), level, turns)
-        on = await measure(lambda: through_sse(client, url, token, with_directives), level, turns)
+        selection = await measure(lambda: selection_round_trip(client, model_url), level, turns, bursts)
+        off = await measure(lambda: through_sse(client, url, token), level, turns, bursts)
+        on = await measure(lambda: through_sse(client, url, token, with_directives), level, turns, bursts)
         await asyncio.sleep(1.0)
         round_trip, ttft_off, ttft_on = selection.p(selection.total, 0.5), off.p(off.ttft, 0.5), on.p(on.ttft, 0.5)
         added = ttft_on - ttft_off
@@ -224,6 +232,7 @@ def main() -> None:
     parser.add_argument("--first-token-delay", type=float, default=0.3)
     parser.add_argument("--token-delay", type=float, default=0.02)
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    parser.add_argument("--bursts", type=int, default=1, help="bursts per concurrency level, pooled (steadier figures on a noisy machine)")
     args = parser.parse_args()
     levels = [1, *(int(level) for level in args.concurrency.split(",") if level)]
 
@@ -278,7 +287,7 @@ def main() -> None:
                     ("chat-app", {"chatApp": {"chatAppId": "bench-directives", "title": "Bench", "enabled": True, **on}}),
                 ):
                     httpx.post(f"{server.url}/api/chat-admin/{path}", json=payload, headers=as_admin).raise_for_status()
-                asyncio.run(run(server.url, server.pid, model_url, relay, token, levels, args.turns))
+                asyncio.run(run(server.url, server.pid, model_url, relay, token, levels, args.turns, args.bursts))
     finally:
         model.terminate()
         model.wait(timeout=10)
