@@ -17,7 +17,7 @@ import orjson
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from chat.converse import Started, TurnEvent, error_event, prepare, start
+from chat.converse import TurnEvent, error_event, prepare, start
 from chatplatform.api import ratelimit
 from chatplatform.api.errors import InvalidRequest, RateLimited
 from chatplatform.db import on_db_thread
@@ -68,21 +68,18 @@ class ConverseConsumer(AsyncJsonWebsocketConsumer):
     async def _send_event(self, event: TurnEvent) -> None:
         await self.send(text_data=orjson.dumps({"type": event.type, **event.data}).decode())
 
-    def _admit(self, content: Any) -> Started:
-        """The turn's rate limit (CONTRACT §10: each turn counts against the caller's Chat API
-        budget), checks, reads and session ticket: one trip to the database thread."""
-        budget = ratelimit.hit("chat", f"user:{self.user.pk}")
-        if budget.exceeded:
-            raise RateLimited(budget.retry_after())
-        return prepare(content, self.user)
-
     async def _answer_in_order(self) -> None:
         while True:
             content = await self.inbox.get()
             try:
                 if isinstance(content, Exception):
                     raise content
-                turn = start(await on_db_thread(self._admit)(content))
+                # Each turn counts against the caller's Chat API budget (CONTRACT §10), on the loop;
+                # its checks, reads and session ticket are then one trip to the database thread.
+                budget = await ratelimit.ahit("chat", f"user:{self.user.pk}")
+                if budget.exceeded:
+                    raise RateLimited(budget.retry_after())
+                turn = start(await on_db_thread(prepare)(content, self.user))
                 try:
                     while (events := await turn.batch()) is not None:
                         for event in events:

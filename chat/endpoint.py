@@ -5,8 +5,9 @@ and Django's ASGI handler adds to every request a thread of its own (for the syn
 request_started/finished), the middleware chain, and a `StreamingHttpResponse` that passes each
 chunk through several wrappers. Measured with bench/converse.py, that was the difference between
 SSE and the WebSocket: about 1.5 ms of CPU per turn and twice the time to first token at 200
-streams. Here a turn's whole start (authentication, rate limit, body, the turn's checks, reads
-and session ticket) is one trip to the database thread, and each batch of events is one `send`.
+streams. Here a turn's whole start (authentication, body, the turn's checks, reads and session
+ticket) is one trip to the database thread, its rate limit is counted on the loop when the
+bearer token is known already, and each batch of events is one `send`.
 
 What it shares with the Django path, so that both answer alike: the admission and rendering of
 `chat.views.Admission` (DRF's authentication, rate limit, permissions, JSON parsing, error
@@ -22,6 +23,7 @@ fire for the requests served here; the turn's database threads keep their connec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -38,6 +40,8 @@ from rest_framework.renderers import JSONRenderer
 
 from chat import converse
 from chat.views import admit_and_prepare
+from chatplatform.api import ratelimit
+from chatplatform.api.authentication import verified_subject
 from chatplatform.api.errors import InvalidRequest
 from chatplatform.api.exceptions import handle
 from chatplatform.db import on_db_thread
@@ -73,6 +77,13 @@ class ConverseEndpoint:
         request = ASGIRequest(scope, io.BytesIO(body))
         if not _served_here(request):
             return await self.inner(scope, _replaying(body, receive), send)
+        subject = verified_subject(request.headers.get("Authorization", ""))
+        if subject is not None:
+            # The Chat API budget of the token's user (CONTRACT §10), counted on the loop: the
+            # database thread then waits on one round trip (the turn's ticket), not two. Should the
+            # cache fail, the admission counts (and answers the failure in the envelope) as usual.
+            with contextlib.suppress(Exception):
+                request.rate_limit = await ratelimit.ahit("chat", f"user:{subject}")  # type: ignore[attr-defined]
         admission, started, failure = await on_db_thread(admit_and_prepare)(request)
         if failure is not None:
             return await _send(_with_middleware_headers(request, failure), send)

@@ -36,18 +36,39 @@ _VERIFIED_MAX = 10_000
 
 def decode_token(token: str) -> dict[str, Any]:
     """Verify a bearer token and return its claims; raise AuthenticationFailed otherwise."""
-    key = (token, settings.JWT_SIGNING_KEY, settings.JWT_JWKS_URL, settings.JWT_ISSUER, settings.JWT_AUDIENCE)
-    claims = _verified.get(key)
-    if claims is not None:
-        exp = claims.get("exp")
-        if exp is None or time.time() < exp + _LEEWAY:
-            return claims
-        _verified.pop(key, None)
-    claims = _decode(token)
-    if len(_verified) >= _VERIFIED_MAX:
-        _verified.clear()
-    _verified[key] = claims
+    claims = _remembered(token)
+    if claims is None:
+        claims = _decode(token)
+        if len(_verified) >= _VERIFIED_MAX:
+            _verified.clear()
+        _verified[_verified_key(token)] = claims
     return claims
+
+
+def verified_subject(authorization: str) -> str | None:
+    """The subject of an `Authorization: Bearer` token verified before and not expired: who sends
+    a request, known without any read. None otherwise (the token is then checked as usual)."""
+    scheme, _, token = authorization.partition(" ")
+    claims = _remembered(token.strip()) if scheme.lower() == "bearer" else None
+    subject = claims.get("sub") if claims is not None else None
+    return subject if isinstance(subject, str) and subject.strip() else None
+
+
+def _verified_key(token: str) -> tuple[str, Any, Any, Any, Any]:
+    return (token, settings.JWT_SIGNING_KEY, settings.JWT_JWKS_URL, settings.JWT_ISSUER, settings.JWT_AUDIENCE)
+
+
+def _remembered(token: str) -> dict[str, Any] | None:
+    """The claims of `token` as verified before, while it has not expired."""
+    key = _verified_key(token)
+    claims = _verified.get(key)
+    if claims is None:
+        return None
+    exp = claims.get("exp")
+    if exp is None or time.time() < exp + _LEEWAY:
+        return claims
+    _verified.pop(key, None)
+    return None
 
 
 def _decode(token: str) -> dict[str, Any]:

@@ -3,6 +3,9 @@
 With REDIS_URL set the counter is one atomic INCR (+ EXPIRE on the first hit) in a single round
 trip, so every server process shares one budget. With the local-memory cache the counter is
 per process, which is all the embedded default has.
+
+`ahit` counts on the event loop (redis.asyncio) for the streaming paths: a round trip made from a
+database thread holds that thread, and under load waits again for the GIL when the answer comes.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+
+from chatplatform import redis_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +65,34 @@ def _count(key: str, window: int) -> int:
         return 1
 
 
-def hit(scope: str, identity: str) -> Budget:
-    """Count one request of `identity` against `scope` and return what is left of the budget."""
-    limit = settings.CHAT_RATE_LIMITS[scope]
+def _window(scope: str, identity: str) -> tuple[str, int, int]:
+    """The counter's key, the window's length and its start."""
     window = settings.CHAT_RATE_LIMIT_WINDOW_SECONDS
     current = int(now())
     start = current - current % window
-    used = _count(f"rl:{scope}:{identity}:{start}", window)
-    return Budget(limit=limit, remaining=limit - used, reset=start + window)
+    return f"rl:{scope}:{identity}:{start}", window, start
+
+
+def _budget(scope: str, used: int, reset: int) -> Budget:
+    limit = settings.CHAT_RATE_LIMITS[scope]
+    return Budget(limit=limit, remaining=limit - used, reset=reset)
+
+
+def hit(scope: str, identity: str) -> Budget:
+    """Count one request of `identity` against `scope` and return what is left of the budget."""
+    key, window, start = _window(scope, identity)
+    return _budget(scope, _count(key, window), start + window)
+
+
+async def ahit(scope: str, identity: str) -> Budget:
+    """`hit` awaited on the event loop: with Redis, its round trip holds no thread."""
+    key, window, start = _window(scope, identity)
+    cache = caches["default"]
+    if isinstance(cache, redis_cache.RedisCache):
+        pipe = cache.async_write_client().pipeline(transaction=False)
+        pipe.incr(key)
+        pipe.expire(key, window + 1, nx=True)
+        used = int((await pipe.execute())[0])
+    else:
+        used = _count(key, window)  # the local-memory cache: no I/O
+    return _budget(scope, used, start + window)
