@@ -94,5 +94,5 @@ async def ahit(scope: str, identity: str) -> Budget:
         pipe.expire(key, window + 1, nx=True)
         used = int((await pipe.execute())[0])
     else:
-        used = _count(key, window)  # the local-memory cache: no I/O
+        used = _count(key, window)  # local memory: no I/O (settings put Redis behind redis_cache.RedisCache)
     return _budget(scope, used, start + window)
