@@ -158,7 +158,6 @@ def _history(session_id: uuid.UUID, *, before: ChatMessage) -> list[tuple[str, s
 def _history_sql(vendor: str) -> str:
     """`_history`'s query, written out once (Django compiles it in ~0.5 ms, as much as the claim)."""
     table, column = db.sql_names(ChatMessage)
-
     return (
         f"SELECT {column('source')}, {column('message')} FROM {table} "
         f"WHERE {column('session')} = %s AND {column('message_id')} <> %s ORDER BY {column('timestamp')} DESC LIMIT {HISTORY_LIMIT}"
@@ -171,7 +170,6 @@ def _take_ticket_sql(vendor: str) -> str:
     session that is unknown, another user's or another chat app's. Written out once, like
     `_finish_session_sql`. RETURNING sees the row as updated; SET reads it as it was."""
     table, column = db.sql_names(ChatSession)
-
     next_, serving, started = column("turn_next"), column("turn_serving"), column("turn_started")
     return (
         f"UPDATE {table} SET {next_} = {next_} + 1, "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import caches
@@ -49,12 +50,7 @@ def now() -> float:
 def _count(key: str, window: int) -> int:
     cache = caches["default"]
     if isinstance(cache, RedisCache):
-        # One round trip. INCR is atomic on its own; EXPIRE NX only takes on the window's first hit,
-        # so no MULTI/EXEC is needed around them.
-        pipe = cache._cache.get_client(key, write=True).pipeline(transaction=False)
-        pipe.incr(key)
-        pipe.expire(key, window + 1, nx=True)
-        return int(pipe.execute()[0])
+        return int(_counting(cache._cache.get_client(key, write=True), key, window).execute()[0])
     # Local memory: add() creates the window's counter, incr() is atomic under the cache's lock.
     if cache.add(key, 1, timeout=window + 1):
         return 1
@@ -63,6 +59,16 @@ def _count(key: str, window: int) -> int:
     except ValueError:  # the counter expired between add() and incr()
         cache.add(key, 1, timeout=window + 1)
         return 1
+
+
+def _counting(client: Any, key: str, window: int) -> Any:
+    """A pipeline of `client` (redis or redis.asyncio) that counts one hit on `key`; its first
+    result is the count. One round trip: INCR is atomic on its own, and EXPIRE NX only takes on
+    the window's first hit, so no MULTI/EXEC is needed around them."""
+    pipe = client.pipeline(transaction=False)
+    pipe.incr(key)
+    pipe.expire(key, window + 1, nx=True)
+    return pipe
 
 
 def _window(scope: str, identity: str) -> tuple[str, int, int]:
@@ -89,10 +95,7 @@ async def ahit(scope: str, identity: str) -> Budget:
     key, window, start = _window(scope, identity)
     cache = caches["default"]
     if isinstance(cache, redis_cache.RedisCache):
-        pipe = cache.async_write_client().pipeline(transaction=False)
-        pipe.incr(key)
-        pipe.expire(key, window + 1, nx=True)
-        used = int((await pipe.execute())[0])
+        used = int((await _counting(cache.async_write_client(), key, window).execute())[0])
     else:
         used = _count(key, window)  # local memory: no I/O (settings put Redis behind redis_cache.RedisCache)
     return _budget(scope, used, start + window)
