@@ -6,11 +6,15 @@ per process, which is all the embedded default has.
 
 `ahit` counts on the event loop (redis.asyncio) for the streaming paths: a round trip made from a
 database thread holds that thread, and under load waits again for the GIL when the answer comes.
+The hits of one event loop travel together (`_Counter`): those that arrive while a round trip is
+under way go in the next one, one INCRBY per key.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +54,8 @@ def now() -> float:
 def _count(key: str, window: int) -> int:
     cache = caches["default"]
     if isinstance(cache, RedisCache):
-        return int(_counting(cache._cache.get_client(key, write=True), key, window).execute()[0])
+        pipe = cache._cache.get_client(key, write=True).pipeline(transaction=False)
+        return int(_counting(pipe, key, window).execute()[0])
     # Local memory: add() creates the window's counter, incr() is atomic under the cache's lock.
     if cache.add(key, 1, timeout=window + 1):
         return 1
@@ -61,14 +66,60 @@ def _count(key: str, window: int) -> int:
         return 1
 
 
-def _counting(client: Any, key: str, window: int) -> Any:
-    """A pipeline of `client` (redis or redis.asyncio) that counts one hit on `key`; its first
-    result is the count. One round trip: INCR is atomic on its own, and EXPIRE NX only takes on
-    the window's first hit, so no MULTI/EXEC is needed around them."""
-    pipe = client.pipeline(transaction=False)
-    pipe.incr(key)
+def _counting(pipe: Any, key: str, window: int, hits: int = 1) -> Any:
+    """`pipe` (a redis or redis.asyncio pipeline) with `hits` counted on `key` queued; the count
+    is the first of the two results. INCRBY is atomic on its own, and EXPIRE NX only takes on the
+    window's first hit, so no MULTI/EXEC is needed around them."""
+    pipe.incrby(key, hits)
     pipe.expire(key, window + 1, nx=True)
     return pipe
+
+
+class _Counter:
+    """The hits counted on one event loop, sent to Redis together.
+
+    A burst of streamed turns is hundreds of hits within milliseconds; one round trip each cost
+    the loop ~0.3 ms of CPU apiece and queued them behind the connection pool (at 200 streams on
+    PostgreSQL + Redis, half of them waited 35-110 ms). Here at most one round trip is under way:
+    the hits that arrive meanwhile go in the next, as one INCRBY per key, and each hit is given
+    the count it would have had alone (the key's counts in arrival order)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.waiting: dict[str, tuple[int, list[asyncio.Future[int]]]] = {}
+        self.sender: asyncio.Task[None] | None = None  # the loop keeps only weak references to tasks
+
+    async def count(self, key: str, window: int) -> int:
+        counted = asyncio.get_running_loop().create_future()
+        self.waiting.setdefault(key, (window, []))[1].append(counted)
+        if self.sender is None:
+            self.sender = asyncio.get_running_loop().create_task(self._send(), name="rate-limit-counts")
+        return await counted
+
+    async def _send(self) -> None:
+        try:
+            while self.waiting:
+                batch, self.waiting = self.waiting, {}
+                pipe = self.client.pipeline(transaction=False)
+                for key, (window, hits) in batch.items():
+                    _counting(pipe, key, window, len(hits))
+                try:
+                    results = await pipe.execute()
+                except Exception as exc:
+                    for _, hits in batch.values():
+                        for counted in hits:
+                            if not counted.done():
+                                counted.set_exception(exc)
+                    continue
+                for (_, hits), total in zip(batch.values(), results[::2], strict=True):
+                    for position, counted in enumerate(hits, start=int(total) - len(hits) + 1):
+                        if not counted.done():
+                            counted.set_result(position)
+        finally:
+            self.sender = None
+
+
+_counters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Counter] = weakref.WeakKeyDictionary()
 
 
 def _window(scope: str, identity: str) -> tuple[str, int, int]:
@@ -95,7 +146,11 @@ async def ahit(scope: str, identity: str) -> Budget:
     key, window, start = _window(scope, identity)
     cache = caches["default"]
     if isinstance(cache, redis_cache.RedisCache):
-        used = int((await _counting(cache.async_write_client(), key, window).execute())[0])
+        loop = asyncio.get_running_loop()
+        counter = _counters.get(loop)
+        if counter is None:
+            counter = _counters[loop] = _Counter(cache.async_write_client())
+        used = await counter.count(key, window)
     else:
         used = _count(key, window)  # local memory: no I/O (settings put Redis behind redis_cache.RedisCache)
     return _budget(scope, used, start + window)

@@ -88,6 +88,28 @@ async def test_the_rate_limit_counts_converse_through_the_endpoint_and_answers_4
     assert len(openai_server.requests) == 1
 
 
+async def test_turns_sent_at_once_are_each_counted_once_against_the_budget(app, settings, openai_server, monkeypatch):
+    """A burst of turns is counted together (with Redis: one round trip): each turn still gets a
+    count of its own, and exactly the budget's worth are served."""
+    monkeypatch.setattr("chatplatform.api.ratelimit.now", lambda: 1_800_000_010.0)
+    settings.CHAT_RATE_LIMITS = {**settings.CHAT_RATE_LIMITS, "chat": 6}
+    client = AsgiClient(AUTHORIZATION=f"Bearer {bearer_token('alice')}")
+    openai_server.script([Reply(text="Hi.")] * 6)
+    first = await client.post("/api/chat/converse", body())  # the token is verified: the burst is counted on the loop
+    assert first["X-RateLimit-Remaining"] == "5"
+
+    burst = await asyncio.gather(*(client.post("/api/chat/converse", body(), headers=SSE) for _ in range(8)))
+    for response in burst:
+        await response.read()
+    await wait_for_running_turns()
+
+    served = [response for response in burst if response.status_code == 200]
+    assert sorted(response["X-RateLimit-Remaining"] for response in served) == ["0", "1", "2", "3", "4"]
+    for refused in (response for response in burst if response.status_code != 200):
+        assert_error(refused, 429, "RATE_LIMIT_EXCEEDED")
+    assert len(openai_server.requests) == 6
+
+
 async def test_a_body_larger_than_django_accepts_is_refused_before_anything_runs(app, settings, openai_server):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     client = AsgiClient(AUTHORIZATION=f"Bearer {bearer_token('alice')}")
