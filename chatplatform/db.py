@@ -1,7 +1,10 @@
 """Database work of the streaming paths: the threads it runs on, and writes built once per model.
 
 `on_db_thread` runs sync database code on a small pool of threads of its own (one on SQLite,
-which has one writer anyway), off the event loop; their connections persist between calls.
+which has one writer anyway; four on PostgreSQL), off the event loop; their connections persist
+between calls. Few on purpose: each round trip a thread makes ends in a wait for the GIL, which
+the event loop and the other threads hold meanwhile, so more threads mean longer waits (8 → 4:
+TTFT p50 at 50 streams 374 → 355 ms on PostgreSQL, bench/converse.py-style bursts).
 
 Every converse turn inserts a session (when new), the user's message and the answer. Django's
 `Model.objects.create` builds and compiles an InsertQuery for each row, about a third of a
@@ -31,7 +34,7 @@ from django.db import connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 _sqlite = settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
-_executor = ThreadPoolExecutor(max_workers=1 if _sqlite else 8, thread_name_prefix="turn-db")
+_executor = ThreadPoolExecutor(max_workers=1 if _sqlite else 4, thread_name_prefix="turn-db")
 
 
 def on_db_thread(function: Callable[..., Any]) -> Callable[..., Any]:
