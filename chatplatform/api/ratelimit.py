@@ -105,7 +105,7 @@ class _Counter:
                     _counting(pipe, key, window, len(hits))
                 try:
                     results = await pipe.execute()
-                except Exception as exc:
+                except Exception as exc:  # each hit of the batch fails with it
                     for _, hits in batch.values():
                         for counted in hits:
                             if not counted.done():
