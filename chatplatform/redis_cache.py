@@ -9,9 +9,7 @@ fork, so one per server is shared by every thread.
 
 from __future__ import annotations
 
-import asyncio
 import threading
-import weakref
 from typing import Any
 
 import redis
@@ -20,9 +18,7 @@ from django.core.cache.backends import redis as django_redis
 
 _clients: dict[tuple[str, str], redis.Redis] = {}
 _lock = threading.Lock()
-# redis.asyncio connections belong to the event loop that opened them: a client per loop.
 ASYNC_MAX_CONNECTIONS = 50
-_async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, redis.asyncio.Redis] = weakref.WeakKeyDictionary()
 
 
 class _SharedClient(django_redis.RedisCacheClient):
@@ -45,15 +41,12 @@ class RedisCache(django_redis.RedisCache):
         self._class = _SharedClient
 
     def async_write_client(self) -> redis.asyncio.Redis:
-        """A redis.asyncio client of the server this cache writes to, for the running event loop."""
-        loop = asyncio.get_running_loop()
-        client = _async_clients.get(loop)
-        if client is None:
-            server = self._cache._servers[self._cache._get_connection_pool_index(True)]
-            # Django's pool options name its sync parser class; redis.asyncio picks its own. A burst
-            # waits for a free connection (redis.asyncio's default pool raises past 100).
-            options = {name: value for name, value in self._cache._pool_options.items() if name != "parser_class"}
-            options.setdefault("max_connections", ASYNC_MAX_CONNECTIONS)
-            pool = redis.asyncio.BlockingConnectionPool.from_url(server, timeout=10, **options)
-            client = _async_clients[loop] = redis.asyncio.Redis(connection_pool=pool)
-        return client
+        """A new redis.asyncio client of the server this cache writes to. Its connections belong to
+        the event loop that opens them: keep one per loop (`ratelimit` does, with its counter)."""
+        server = self._cache._servers[self._cache._get_connection_pool_index(True)]
+        # Django's pool options name its sync parser class; redis.asyncio picks its own. Past its
+        # bound a blocking pool waits for a free connection (redis.asyncio's default one raises).
+        options = {name: value for name, value in self._cache._pool_options.items() if name != "parser_class"}
+        options.setdefault("max_connections", ASYNC_MAX_CONNECTIONS)
+        pool = redis.asyncio.BlockingConnectionPool.from_url(server, timeout=10, **options)
+        return redis.asyncio.Redis(connection_pool=pool)

@@ -119,6 +119,7 @@ class _Counter:
             self.sender = None
 
 
+# A counter, and so a redis.asyncio client, per event loop: its connections belong to the loop that opened them.
 _counters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Counter] = weakref.WeakKeyDictionary()
 
 
