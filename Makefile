@@ -22,7 +22,7 @@ demo: migrate
 	$(PY) manage.py seed_demo
 
 run: demo
-	$(VENV)/bin/uvicorn chatplatform.asgi:application --host $(HOST) --port $(PORT) --workers 1 --lifespan off --ws-per-message-deflate false
+	$(PY) -m chatplatform.server chatplatform.asgi:application --host $(HOST) --port $(PORT) --workers 1 --lifespan off --ws-per-message-deflate false
 
 test: install
 	$(PY) -m pytest

@@ -39,7 +39,11 @@ def database_url_of_test_db() -> str:
 @dataclass(frozen=True)
 class ServerProcess:
     url: str  # base URL, e.g. http://127.0.0.1:50123
-    pid: int
+    process: subprocess.Popen[bytes]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     def __str__(self) -> str:
         return self.url
@@ -49,14 +53,14 @@ class ServerProcess:
 def asgi_server(
     env: dict[str, str] | None = None, *, workers: int = 1, app: str = "chatplatform.asgi:application"
 ) -> Iterator[ServerProcess]:
-    """`uvicorn <app>` (the platform by default) on a free loopback port; yields its URL and pid."""
+    """`python -m chatplatform.server <app>` (uvicorn; the platform by default) on a free loopback port; yields its URL and pid."""
     port = free_port()
     log = tempfile.TemporaryFile()  # noqa: SIM115 - not a pipe: a chatty server must never block on a full pipe
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "uvicorn",
+            "chatplatform.server",
             app,
             "--host",
             "127.0.0.1",
@@ -89,7 +93,7 @@ def asgi_server(
                 if time.monotonic() > deadline:
                     raise TimeoutError("server did not start within 30 s") from None
                 time.sleep(0.05)
-        yield ServerProcess(f"http://127.0.0.1:{port}", process.pid)
+        yield ServerProcess(f"http://127.0.0.1:{port}", process)
     finally:
         process.terminate()
         try:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import httpx
@@ -111,3 +114,16 @@ def test_a_bad_converse_body_is_a_400_envelope_through_the_server(server):
     assert response.status_code == 400
     assert response.json()["success"] is False
     assert "agentId" in response.json()["error"]
+
+
+def test_the_server_dates_each_answer_and_stops_when_told_to(tmp_path):
+    """chatplatform.server keeps uvicorn's housekeeping (a Date header kept current, SIGTERM honoured)
+    on a once-a-second tick."""
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "LOG_LEVEL": "WARNING"}
+    with asgi_server(env) as running:
+        time.sleep(1.2)  # past the first tick: the header is refreshed, not the one set at startup
+        answer = httpx.get(f"{running.url}/healthz", timeout=10)
+        assert abs(parsedate_to_datetime(answer.headers["Date"]).timestamp() - time.time()) < 2
+        running.process.send_signal(signal.SIGTERM)
+        # Shut down gracefully, uvicorn re-raises the signal it caught: the process ends by SIGTERM.
+        assert running.process.wait(timeout=10) == -signal.SIGTERM
