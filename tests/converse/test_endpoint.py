@@ -4,14 +4,18 @@ of Django (chat/endpoint.py), everything else by Django. Both must answer alike.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.core.cache import caches
 from django.test import AsyncClient, Client
 
 from chat.converse import wait_for_running_turns
 from chat.models import ChatMessage, ChatUser
+from chatplatform.asgi import application
 from tests.asgi_client import AsgiClient
 from tests.conftest import assert_error, bearer_token
 from tests.converse.helpers import body, parse_sse
@@ -177,3 +181,40 @@ async def test_a_client_leaving_before_its_body_is_complete_starts_nothing(app, 
     assert await communicator.receive_nothing()
     await asyncio.sleep(0.05)
     assert openai_server.requests == []
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="the batched round trip of the rate limit is Redis's")
+async def test_a_failed_round_trip_of_the_rate_limit_fails_the_turns_waiting_on_it_and_no_later_one(
+    app, settings, openai_server, monkeypatch
+):
+    """Turns counted together share the round trip: when Redis answers it with an error, each of
+    them gets an `error` event, and the turns after it are counted (and served) as usual."""
+    now = 1_800_000_010
+    monkeypatch.setattr("chatplatform.api.ratelimit.now", lambda: float(now))
+    window = settings.CHAT_RATE_LIMIT_WINDOW_SECONDS
+    key = f"rl:chat:user:alice:{now - now % window}"
+    redis = caches["default"]._cache.get_client(write=True)
+    redis.set(key, "not a count")  # INCRBY fails on it
+    sockets = [WebsocketCommunicator(application, f"/ws/chat/converse?token={bearer_token('alice')}") for _ in range(3)]
+    try:
+        for socket in sockets:
+            assert (await socket.connect())[0]
+        openai_server.script([Reply(text="Counted again.")] * 3)
+        await asyncio.gather(*(socket.send_json_to(body()) for socket in sockets))
+        for socket in sockets:
+            frame = await socket.receive_json_from(timeout=10)
+            assert frame == {"type": "error", "success": False, "error": frame["error"], "code": "INTERNAL_ERROR"}
+        redis.delete(key)
+        await asyncio.gather(*(socket.send_json_to(body()) for socket in sockets))
+        for socket in sockets:
+            frames = [await socket.receive_json_from(timeout=10)]
+            while frames[-1]["type"] not in {"done", "error"}:
+                frames.append(await socket.receive_json_from(timeout=10))
+            assert frames[0]["type"] == "session" and frames[-1]["response"] == "Counted again."
+        assert int(redis.get(key)) == 3, "each served turn counted once, in a window the failure left empty"
+    finally:
+        redis.delete(key)
+        for socket in sockets:
+            await socket.disconnect()
+    await wait_for_running_turns()
+    assert len(openai_server.requests) == 3
