@@ -3,9 +3,9 @@
     python -m chatplatform.server chatplatform.asgi:application [uvicorn's options]
 
 uvicorn's `Server.main_loop` wakes every 100 ms to refresh the Date header (which changes once a
-second), check for a requested exit and a request limit. On this kind of VM every wakeup of an
-idle process is charged about a quarter of a millisecond of CPU, so those ten wakeups cost an idle
-server 2.5 ms of CPU a second and each sequential streamed turn (1.3 s) about 3 ms of the 5 ms
+second), check for a requested exit and a request limit. On this kind of VM a process woken by
+a timer is charged about a quarter of a millisecond of CPU for it, so those ten wakeups cost an
+idle server 2.5 ms of CPU a second and each sequential streamed turn (1.3 s) 2–3 ms of the 5 ms
 issue 4 allows (bench/converse.py). Here the loop wakes once a second, or at once when a signal
 asks it to stop, so shutting down is no slower. Everything else, the command line included, is
 uvicorn's own (`uvicorn.main`).
