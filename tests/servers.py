@@ -53,7 +53,7 @@ class ServerProcess:
 def asgi_server(
     env: dict[str, str] | None = None, *, workers: int = 1, app: str = "chatplatform.asgi:application"
 ) -> Iterator[ServerProcess]:
-    """`python -m chatplatform.server <app>` (uvicorn; the platform by default) on a free loopback port; yields its URL and pid."""
+    """`python -m chatplatform.server <app>` (uvicorn; the platform by default) on a free loopback port; yields its URL and process."""
     port = free_port()
     log = tempfile.TemporaryFile()  # noqa: SIM115 - not a pipe: a chatty server must never block on a full pipe
     process = subprocess.Popen(
