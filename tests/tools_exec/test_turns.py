@@ -149,7 +149,7 @@ def test_an_endless_inline_loop_times_out_and_the_turn_still_answers(openai_serv
 
 
 def test_two_tool_calls_of_one_response_run_at_the_same_time(openai_server: OpenAIServer, mcp_peer: McpPeer) -> None:
-    seconds = 0.4
+    seconds = 0.8
     remote = ToolFactory(
         execution_type=ExecutionType.MCP,
         code="",
@@ -183,7 +183,9 @@ def test_two_tool_calls_of_one_response_run_at_the_same_time(openai_server: Open
         return time.perf_counter() - started, events
 
     elapsed, events = async_to_sync(warm_then_turn)()
-    assert elapsed < 1.6 * seconds, f"the two {seconds} s calls took {elapsed:.3f} s together"
+    # One after the other, the two sleeps alone would take 2 × seconds, whatever the machine's load;
+    # together, the turn's other work has `seconds` to fit in (it took 0.25 s on a loaded CI run).
+    assert elapsed < 2 * seconds, f"the two {seconds} s calls took {elapsed:.3f} s together"
     results = {event.call_id: event for event in events if isinstance(event, llm.ToolResultEvent)}
     assert results["mcp"].result == {"result": f"slept {seconds}"} and results["local"].result == "rested"
     assert events[-1].text == "Both done."
