@@ -32,3 +32,8 @@ application = ProtocolTypeRouter(
 # the process for 160 ms each, 0.6 ms of CPU per turn in all (docs/decisions.md).
 gc.collect()
 gc.freeze()
+# The youngest generation is collected after 10,000 new objects, not Python's 700: in a burst of
+# turns most objects are still in use when a collection comes, so each one walks them, promotes
+# them and walks them again in the older generations; at 700 that ended in full collections that
+# paused the process 27-76 ms in the middle of a burst (docs/decisions.md).
+gc.set_threshold(10_000, 10, 10)
