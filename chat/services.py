@@ -193,7 +193,7 @@ def _take_ticket(session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_
     ]
     if connection.vendor == "postgresql":
         insert_sql, insert_params = db.insert_if(user_message, "EXISTS (SELECT 1 FROM claimed WHERE served)")
-        with connection.cursor() as cursor:
+        with db.cursor(connection) as cursor:
             cursor.execute(f"WITH claimed AS ({claim_sql}), stored AS ({insert_sql}) SELECT * FROM claimed", params + insert_params)
             row = cursor.fetchone()
         if row is not None and row[1]:
