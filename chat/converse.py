@@ -87,6 +87,7 @@ def error_event(exc: Exception) -> TurnEvent:
 @dataclass
 class _Prepared:
     user: ChatUser
+    user_fields: dict[str, Any]  # as access rules and prompts see them
     chat_app_id: str
     agent_id: str
     session_id: uuid.UUID | None
@@ -169,6 +170,7 @@ def _prepare(body: dict[str, Any], caller: ChatUser) -> _Prepared:
         candidates = directives_candidates(chat_app_id=app.pk, agent_id=agent.pk, tool_ids=list(agent.tool_ids or []), entity_value=entity)
     return _Prepared(
         user=user,
+        user_fields=fields,
         chat_app_id=app.pk,
         agent_id=agent.pk,
         session_id=session_id,
@@ -341,7 +343,7 @@ def _toolset(prep: _Prepared, session_id: Any, ledger: _Ledger, emit: Emit) -> l
     toolset = build_toolset(
         prep.tools,
         prep.tool_ids,
-        user=user_fields(prep.user),
+        user=prep.user_fields,
         event_base={
             "userId": prep.user.pk,
             "sessionId": str(session_id),
