@@ -1,33 +1,32 @@
-"""WebSocket consumers (Channels). `/ws/chat/converse` carries streamed turns (CONTRACT §7).
+"""`/ws/chat/converse` (CONTRACT §7): each message is a converse body, answered with the turn's events
+as JSON frames `{"type": <event>, ...fields}`, the same events as the SSE stream.
 
-Each message is a converse body; the answer is the turn's events as JSON frames
-`{"type": <event>, ...fields}`: the same events, from the same `chat.converse.run_turn`, as the
-SSE stream. Several turns may be sent over one socket; they are answered one after another in
-the order received (their deltas would otherwise interleave). Closing the socket stops the
-frames, not the turn: its answer is still stored.
+Turns sent on one socket are answered one after another, in the order received (their deltas
+would otherwise interleave). At most CHAT_WS_MAX_QUEUED_TURNS may wait behind the one running;
+a turn beyond that is refused at once with an `error` frame. A turn accepted is run and stored
+even when the socket closes before its answer (docs/faults.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+from collections import deque
 from typing import Any
 
-import orjson
 from channels.consumer import get_handler_name
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
-from chat.converse import TurnEvent, error_event, prepare, start
-from chatplatform.api import ratelimit
-from chatplatform.api.errors import InvalidRequest, RateLimited
-from chatplatform.db import on_db_thread
+from chat import turn
+from chatplatform import inflight
+from chatplatform.api.errors import InvalidRequest
 
-# Close code for a socket opened without valid credentials (4000-4999 are the application's).
+# Close codes of a socket refused when it opens (4000-4999 are the application's; docs/api.md).
 CLOSE_UNAUTHENTICATED = 4401
 
 
-class ConverseConsumer(AsyncJsonWebsocketConsumer):
-    """Authenticated socket (cookie or `?token=`); every message is one turn."""
+class ConverseConsumer(AsyncWebsocketConsumer):
+    """An authenticated socket (cookie or `?token=`); every message is one turn."""
 
     # Nothing reaches this socket through the channel layer, so it takes no channel there: with
     # Redis (channels_redis) each socket would otherwise keep a receive loop on Redis running.
@@ -36,57 +35,57 @@ class ConverseConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.close(code=CLOSE_UNAUTHENTICATED, reason="authentication required: a valid ?token= or session cookie")
             return
-        self.user = getattr(user, "_wrapped", user)
-        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
-        self.worker = asyncio.create_task(self._answer_in_order())
+        address = (self.scope.get("client") or ("unknown", 0))[0]
+        self.caller = turn.SocketCaller(getattr(user, "_wrapped", user), address)
+        self.waiting: deque[str | bytes] = deque()
+        self.open = True
+        self.worker: asyncio.Task[None] | None = None
         await self.accept()
 
     async def dispatch(self, message: dict[str, Any]) -> None:
-        """Channels' dispatch without its `aclose_old_connections()` before every message: that is a
-        hop to Django's one thread-sensitive thread, for consumers that use the database on it (a
-        seventh of this consumer's CPU at 50 streams, py-spy). This one never does: its turns read
-        and write on their own database threads (`chatplatform.db.on_db_thread`)."""
+        """Channels' dispatch without its `aclose_old_connections()` before every message: a hop to
+        Django's one thread-sensitive thread, for consumers that use the database there. This one
+        never does: its turns read and write on their own database threads (chatplatform.db)."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
 
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
-        try:
-            content = json.loads(text_data if text_data is not None else (bytes_data or b""))
-        except ValueError:
-            content = InvalidRequest("must be a JSON object", field="body")
-        self.inbox.put_nowait(content)
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if len(self.waiting) >= settings.CHAT_WS_MAX_QUEUED_TURNS:
+            limit = settings.CHAT_WS_MAX_QUEUED_TURNS
+            refused = InvalidRequest(f"at most {limit} turns may wait on a socket; send the next after this one's done or error")
+            await self.send(text_data=turn.frame(turn.error_event(refused)))
+            return
+        self.waiting.append(text_data if text_data is not None else (bytes_data or b""))
+        if self.worker is None:
+            # Tracked: the turns accepted on this socket are run even after it closes, and a shutdown drains them.
+            self.worker = asyncio.create_task(self._answer_in_order(), name="converse-socket")
+            inflight.track(self.worker)
 
     async def disconnect(self, code: int) -> None:
-        worker = getattr(self, "worker", None)
-        if worker is not None:
-            worker.cancel()  # stops the frames; run_turn's task finishes the turn on its own
+        self.open = False  # the frames stop; the turns accepted go on and store their answers
 
-    async def _send_event(self, event: TurnEvent) -> None:
-        await self.send(text_data=orjson.dumps({"type": event.type, **event.data}).decode())
+    async def _send_frame(self, event: turn.TurnEvent) -> None:
+        if not self.open:
+            return
+        try:
+            await self.send(text_data=turn.frame(event))
+        except Exception:  # the client went away mid-send: as a disconnect
+            self.open = False
 
     async def _answer_in_order(self) -> None:
-        while True:
-            content = await self.inbox.get()
+        while self.waiting:
+            body = self.waiting.popleft()
             try:
-                if isinstance(content, Exception):
-                    raise content
-                # Each turn counts against the caller's Chat API budget (CONTRACT §10), on the loop;
-                # its checks, reads and session ticket are then one trip to the database thread.
-                budget = await ratelimit.ahit("chat", f"user:{self.user.pk}")
-                if budget.exceeded:
-                    raise RateLimited(budget.retry_after())
-                turn = start(await on_db_thread(prepare)(content, self.user))
-                try:
-                    while (events := await turn.batch()) is not None:
-                        for event in events:
-                            await self._send_event(event)
-                finally:
-                    turn.close()  # the socket closed mid-turn: the frames stop, the turn goes on
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                await self._send_event(error_event(exc))
+                events = turn.start(await turn.admit(self.caller, body))
+            except turn.Refused as refused:
+                await self._send_frame(turn.error_event(refused.error))
+                continue
+            # Read to the end even when the socket has closed: the next turn waits for this one.
+            while (batch := await events.batch()) is not None:
+                for event in batch:
+                    await self._send_frame(event)
+        self.worker = None

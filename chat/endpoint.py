@@ -1,142 +1,110 @@
-"""`POST /api/chat/converse` for bearer-token clients, served straight from ASGI (CONTRACT §7).
+"""`/api/chat/converse` over HTTP (CONTRACT §7): a JSON answer, or with `Accept: text/event-stream`
+the turn's events as Server-Sent Events. Both credentials: a bearer token, or the `session` cookie
+with its CSRF token.
 
-Why in front of Django: a streamed turn is the one request whose cost the platform pays per token,
-and Django's ASGI handler adds to every request a thread of its own (for the sync receivers of
-request_started/finished), the middleware chain, and a `StreamingHttpResponse` that passes each
-chunk through several wrappers. Measured with bench/converse.py, that was the difference between
-SSE and the WebSocket: about 1.5 ms of CPU per turn and twice the time to first token at 200
-streams. Here a turn's whole start (authentication, body, the turn's checks, reads and session
-ticket) is one trip to the database thread, its rate limit is counted on the loop when the
-bearer token is known already, and each batch of events is one `send`.
-
-What it shares with the Django path, so that both answer alike: the admission and rendering of
-`chat.views.Admission` (DRF's authentication, rate limit, permissions, JSON parsing, error
-envelope, `Allow` and rate-limit headers), the turn (`chat.converse`), the SSE encoding, and the
-response headers of Django's own middleware (security headers, X-Frame-Options, Content-Length).
-
-What it leaves to Django: everything but a POST to exactly this path with `Authorization:
-Bearer …`. Cookie sessions (session middleware, CSRF) go through Django, as does a request whose
-Host is not allowed or that SECURE_SSL_REDIRECT would redirect. Django's request signals do not
-fire for the requests served here; the turn's database threads keep their connections.
+Served from ASGI, in front of Django (chatplatform.asgi): a streamed turn is the one request
+whose cost the platform pays per token, and Django's handler adds to each request a thread for
+its request signals, its middleware chain and a response that wraps every chunk again
+(docs/decisions.md). Everything the turn decides is `chat.turn`'s: this module reads the
+request, admits it through `chat.turn.admit` (as the WebSocket does) and writes the events.
+What Django would refuse before any view (a Host outside ALLOWED_HOSTS, an HTTPS redirect) is
+left to Django.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+import orjson
 from django.conf import settings
-from django.core.exceptions import DisallowedHost
 from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpRequest
-from django.http.response import HttpResponseBase
-from django.middleware.clickjacking import XFrameOptionsMiddleware
-from django.middleware.common import CommonMiddleware
-from django.middleware.security import SecurityMiddleware
-from rest_framework.renderers import JSONRenderer
+from django.http.request import split_domain_port, validate_host
+from rest_framework import exceptions
 
-from chat import converse
-from chat.views import admit_and_prepare
-from chatplatform.api import ratelimit
-from chatplatform.api.authentication import verified_subject
+from chat import turn
+from chat.authentication import bearer_token
 from chatplatform.api.errors import InvalidRequest
 from chatplatform.api.exceptions import handle
-from chatplatform.db import on_db_thread
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
 
 PATH = "/api/chat/converse"
-# Django's own response middleware whose headers every answer carries (settings.MIDDLEWARE holds
-# subclasses of these; see chatplatform/middleware.py). Only their process_response applies here.
-RESPONSE_MIDDLEWARE = (SecurityMiddleware, CommonMiddleware, XFrameOptionsMiddleware)
+ALLOWED = b"POST, OPTIONS"
 
 
 class ConverseEndpoint:
-    """ASGI app: serves bearer-token `POST /api/chat/converse` itself and hands every other request to `inner`."""
+    """ASGI app: serves `/api/chat/converse` itself and hands every other request to `inner` (Django)."""
 
     def __init__(self, inner: ASGIApp) -> None:
         self.inner = inner
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not _is_bearer_converse(scope):
+        if scope["type"] != "http" or _path(scope) != PATH or not _host_allowed(scope) or _redirects(scope):
             return await self.inner(scope, receive, send)
+        if scope["method"] == "OPTIONS":
+            return await _answer(send, 200, {"success": True})
+        if scope["method"] != "POST":
+            return await _refuse(send, exceptions.MethodNotAllowed(scope["method"]))
         try:
             body = await _read_body(receive)
         except _TooLarge as exc:
-            refused = _envelope(InvalidRequest(str(exc), field="body"))
-            return await _send(_with_middleware_headers(ASGIRequest(scope, io.BytesIO()), refused), send)
+            return await _refuse(send, InvalidRequest(str(exc), field="body"))
         if body is None:  # the client left before its request was complete
             return None
-        request = ASGIRequest(scope, io.BytesIO(body))
-        if not _served_here(request):
-            return await self.inner(scope, _replaying(body, receive), send)
-        subject = verified_subject(request.headers.get("Authorization", ""))
-        if subject is not None:
-            # The Chat API budget of the token's user (CONTRACT §10), counted on the loop: the
-            # database thread then waits on one round trip (the turn's ticket), not two. Should the
-            # cache fail, the admission counts (and answers the failure in the envelope) as usual.
-            with contextlib.suppress(Exception):
-                request.rate_limit = await ratelimit.ahit("chat", f"user:{subject}")  # type: ignore[attr-defined]
-        admission, started, failure = await on_db_thread(admit_and_prepare)(request)
-        if failure is not None:
-            return await _send(_with_middleware_headers(request, failure), send)
-        assert started is not None
-        turn = converse.start(started)
-        if "text/event-stream" not in request.headers.get("Accept", ""):
-            try:
-                response = admission.answer(await converse.collect(turn))
-            except Exception as exc:
-                response = admission.error(exc)
-            return await _send(_with_middleware_headers(request, response), send)
-        head = _with_middleware_headers(request, admission.stream(()))
-        await send({"type": "http.response.start", "status": head.status_code, "headers": _headers(head)})
-        await _stream(turn, receive, send)
-        return None
+        headers = _headers_of(scope)
+        try:
+            admitted = await turn.admit(_caller(scope, headers, body), body, headers.get("content-type", ""))
+        except turn.Refused as refused:
+            return await _refuse(send, refused.error, refused.budget)
+        events = turn.start(admitted)
+        if "text/event-stream" in headers.get("accept", ""):
+            return await _stream(events, receive, send, _rate_headers(admitted.budget))
+        try:
+            done = await turn.collect(events)
+        except Exception as exc:
+            return await _refuse(send, exc, admitted.budget)
+        return await _answer(send, 200, done, _rate_headers(admitted.budget))
 
 
-async def _stream(turn: converse.Turn, receive: Receive, send: Send) -> None:
-    """Write the turn's events as they come, a batch per write; stop writing when the client leaves."""
-
-    async def watch_for_disconnect() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        turn.close()  # the writing stops; the turn goes on and stores its answer
-
-    watcher = asyncio.create_task(watch_for_disconnect(), name="converse-disconnect-watch")
-    try:
-        async for chunk in converse.sse_chunks(turn):
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-    finally:
-        watcher.cancel()
-
-
-def _is_bearer_converse(scope: Scope) -> bool:
-    if scope["type"] != "http" or scope["method"] != "POST":
-        return False
+def _path(scope: Scope) -> str:
     path, root = scope["path"], scope.get("root_path", "")
-    if (path[len(root) :] if root and path.startswith(root) else path) != PATH:
-        return False
-    for name, value in scope["headers"]:
-        if name == b"authorization":
-            return value[:7].lower() == b"bearer "
-    return False
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
-def _served_here(request: HttpRequest) -> bool:
-    """False when Django would answer before any view: a Host not in ALLOWED_HOSTS (400), or an HTTPS redirect."""
-    try:
-        request.get_host()
-    except DisallowedHost:
-        return False
-    return not (settings.SECURE_SSL_REDIRECT and not request.is_secure())
+def _headers_of(scope: Scope) -> dict[str, str]:
+    return {name.decode("latin1"): value.decode("latin1") for name, value in scope["headers"]}
+
+
+def _host_allowed(scope: Scope) -> bool:
+    host = _headers_of(scope).get("host") or (scope.get("server") or ("", 0))[0]
+    domain, _ = split_domain_port(host)
+    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
+
+
+def _redirects(scope: Scope) -> bool:
+    return settings.SECURE_SSL_REDIRECT and scope.get("scheme") != "https"
+
+
+def _caller(scope: Scope, headers: dict[str, str], body: bytes) -> turn.Caller:
+    """Who sends the request: a bearer token wins over the cookie, as for every API view."""
+    address = (scope.get("client") or ("unknown", 0))[0]
+    token = bearer_token(headers.get("authorization", ""))
+    if token is not None:
+        return turn.BearerCaller(token, address)
+    if "cookie" in headers:
+        return turn.CookieCaller(ASGIRequest(scope, io.BytesIO(body)), address)
+    return turn.Caller(address)
+
+
+# --- Reading the request -------------------------------------------------------------------------
 
 
 class _TooLarge(Exception):
@@ -161,44 +129,55 @@ async def _read_body(receive: Receive) -> bytes | None:
             return b"".join(chunks)
 
 
-def _replaying(body: bytes, receive: Receive) -> Receive:
-    """`receive` for an app that reads the request again: the body already read, then the client's own messages."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
+# --- Writing the answer ----------------------------------------------------------------------------
 
 
-def _with_middleware_headers(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
-    for middleware in RESPONSE_MIDDLEWARE:
-        response = middleware(_unused_get_response).process_response(request, response)
-    return response
-
-
-def _unused_get_response(request: HttpRequest) -> HttpResponseBase:
-    raise AssertionError("only process_response is used")
-
-
-def _envelope(exc: Exception) -> HttpResponseBase:
-    """An error envelope for a request refused before its admission (no DRF view to render it)."""
-    response = handle(exc)
-    response.accepted_renderer, response.accepted_media_type, response.renderer_context = JSONRenderer(), "application/json", {}
-    return response.render()
-
-
-def _headers(response: HttpResponseBase) -> list[tuple[bytes, bytes]]:
-    """As Django's ASGI handler encodes them."""
-    headers = [(name.encode("ascii"), value.encode("latin1")) for name, value in response.items()]
-    headers += [(b"Set-Cookie", cookie.output(header="").encode("ascii").strip()) for cookie in response.cookies.values()]
+def _security_headers() -> Headers:
+    """What Django's security and clickjacking middleware add to every answer, from the same settings."""
+    headers = [(b"x-frame-options", settings.X_FRAME_OPTIONS.encode())]
+    if settings.SECURE_CONTENT_TYPE_NOSNIFF:
+        headers.append((b"x-content-type-options", b"nosniff"))
+    if settings.SECURE_REFERRER_POLICY:
+        policy = settings.SECURE_REFERRER_POLICY
+        headers.append((b"referrer-policy", (policy if isinstance(policy, str) else ",".join(policy)).encode()))
+    if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY:
+        headers.append((b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode()))
     return headers
 
 
-async def _send(response: HttpResponseBase, send: Send) -> None:
-    await send({"type": "http.response.start", "status": response.status_code, "headers": _headers(response)})
-    await send({"type": "http.response.body", "body": response.content, "more_body": False})
+def _rate_headers(budget: Any) -> Headers:
+    return [] if budget is None else [(name.lower().encode(), value.encode()) for name, value in budget.headers().items()]
+
+
+async def _answer(send: Send, status: int, data: Any, headers: Headers | None = None) -> None:
+    body = orjson.dumps(data)
+    start = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"allow", ALLOWED)]
+    await send({"type": "http.response.start", "status": status, "headers": [*start, *_security_headers(), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def _refuse(send: Send, error: Exception, budget: Any = None) -> None:
+    """The error in the envelope, with its status and the headers its handler gives (WWW-Authenticate, Retry-After)."""
+    response = handle(error)
+    given = [(name.lower().encode(), value.encode()) for name, value in response.items() if name.lower() != "content-type"]
+    await _answer(send, response.status_code, response.data, _rate_headers(budget) + given)
+
+
+async def _stream(events: turn.Turn, receive: Receive, send: Send, headers: Headers) -> None:
+    """Write the turn's events as they come, a batch per write; stop writing when the client leaves."""
+    # X-Accel-Buffering: nginx passes the events through as they come.
+    start = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no"), (b"allow", ALLOWED)]
+    await send({"type": "http.response.start", "status": 200, "headers": [*start, *_security_headers(), *headers]})
+
+    async def watch_for_disconnect() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        events.close()  # the writing stops; the turn goes on and stores its answer
+
+    watcher = asyncio.create_task(watch_for_disconnect(), name="converse-disconnect-watch")
+    try:
+        async for chunk in turn.sse_chunks(events):
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        watcher.cancel()

@@ -293,6 +293,8 @@ class ChatMessage(models.Model):
     files = models.JSONField(default=list, blank=True)
     verifications = models.JSONField(default=list, blank=True)
     execution_duration = models.PositiveIntegerField("executionDuration (ms)", null=True, blank=True)
+    # {code, message} of an answer that failed midway; its text is what was streamed before (issue 19).
+    error = models.JSONField(null=True, blank=True)
     timestamp = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -16,7 +16,7 @@ from chatplatform.api.errors import Code, InvalidRequest, NotFound
 from chatplatform.api.pagination import decode_token, encode_token
 from chatplatform.generations import LocalCopies
 
-# The chat apps, agents and tools a turn reads (chat.converse), kept per process: three queries
+# The chat apps, agents and tools a turn reads (chat.turn.admission), kept per process: three queries
 # were half of a turn's start. Any save or delete of one replaces the generation (chat/apps.py).
 turn_definitions = LocalCopies("definitions:generation", lifetime=60.0)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
 from agents.models import AgentDefinition, TestType
@@ -314,6 +315,12 @@ class ChatMessageSerializer(serializers.Serializer):
     files = serializers.ListField(child=serializers.DictField())
     verifications = serializers.ListField(child=serializers.DictField())
     executionDuration = serializers.IntegerField(allow_null=True, help_text="milliseconds")
+    error = inline_serializer(
+        "ChatMessageError",
+        {"code": serializers.CharField(), "message": serializers.CharField()},
+        required=False,
+        help_text="Only on an answer that failed midway: why. Its `message` is the text streamed before.",
+    )
     timestamp = serializers.DateTimeField()
 
     def to_representation(self, message: ChatMessage) -> dict[str, Any]:
@@ -330,6 +337,8 @@ class ChatMessageSerializer(serializers.Serializer):
             "executionDuration": message.execution_duration,
             "timestamp": _iso(message.timestamp),
         }
+        if message.error:
+            data["error"] = message.error
         if self.context.get("include_traces"):
             data["traces"] = message.traces
         return data

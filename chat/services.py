@@ -117,10 +117,11 @@ def mock_records_cleanup(*, older_than: timedelta = MOCK_RECORD_LIFETIME, dry_ru
 # Turns on one session run one at a time, in arrival order, across processes: each arriving turn
 # takes a ticket (`turn_next`, incremented under the session's row lock) and runs when
 # `turn_serving` reaches it; finishing (or failing) moves `turn_serving` on. The row lock is held
-# only for these short claims, never across a model call. A ticket whose turn died with its
-# process is skipped once the session has served the same ticket for TURN_LEASE.
+# only for these short claims, never across a model call. A running turn renews its lease
+# (`turn_renew`) every TURN_LEASE / 3; a ticket whose turn died with its process (or lost its
+# database) is skipped once its lease has run out.
 
-TURN_LEASE = timedelta(minutes=10)
+TURN_LEASE = timedelta(seconds=30)
 HISTORY_LIMIT = 100  # earlier messages a turn sends to the model (the newest ones)
 
 
@@ -275,12 +276,18 @@ def turn_try_start(*, claim: TurnClaim, message: str, files: list[Any]) -> TurnC
 
 
 def turn_release(*, session_id: uuid.UUID, ticket: int) -> None:
-    """Hand the session to the next ticket without an answer (the turn failed)."""
+    """Hand the session to the next ticket without an answer (the turn failed before its answer)."""
     ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=timezone.now())
+
+
+def turn_renew(*, session_id: uuid.UUID, ticket: int) -> None:
+    """The turn holding the session is still at it: its lease starts again."""
+    ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_started=timezone.now())
 
 
 def turn_finish(
     *,
+    answer_id: uuid.UUID,
     session_id: uuid.UUID,
     ticket: int,
     user_id: str,
@@ -291,11 +298,14 @@ def turn_finish(
     verifications: list[dict[str, Any]],
     execution_duration: int,
     title: str | None = None,
+    error: dict[str, str] | None = None,
 ) -> tuple[ChatMessage, bool]:
-    """Store the answer, add its usage to the session's totals, hand the session to the next ticket
-    and, given a `title`, title a still untitled session: one transaction. (answer, titled)."""
+    """Store the answer (`error` when it failed midway: the text is what was streamed), add its
+    usage to the session's totals, hand the session to the next ticket and, given a `title`,
+    title a still untitled session: one transaction. (answer, titled)."""
     now = timezone.now()
     answer = ChatMessage(
+        message_id=answer_id,
         session_id=session_id,
         user_id=user_id,
         source=MessageSource.ASSISTANT,
@@ -305,6 +315,7 @@ def turn_finish(
         traces=traces,
         verifications=verifications,
         execution_duration=execution_duration,
+        error=error,
         timestamp=now,
     )
     connection = connections["default"]

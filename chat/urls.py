@@ -11,14 +11,13 @@ from chat.views import (
     SessionViewSet,
     UserAdminViewSet,
     UserViewSet,
-    converse_view,
 )
 
 chat_urlpatterns = [
     path("user", UserViewSet.as_view({"get": "retrieve"}), name="chat-user"),
     path("user/prefs", UserViewSet.as_view({"get": "prefs", "post": "update_prefs"}), name="chat-user-prefs"),
     path("chat-apps", ChatAppViewSet.as_view({"get": "list_for_user"}), name="chat-chat-apps"),
-    path("converse", converse_view, name="chat-converse"),
+    # converse: served by chat.endpoint in front of Django (chatplatform.asgi)
     path("sessions", SessionViewSet.as_view({"get": "list"}), name="chat-sessions"),
     path("sessions/<str:sessionId>/messages", SessionViewSet.as_view({"get": "messages"}), name="chat-session-messages"),
     path("sessions/<str:sessionId>/title", SessionViewSet.as_view({"post": "title"}), name="chat-session-title"),

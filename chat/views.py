@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Iterable
 from typing import Any
 
-from asgiref.sync import async_to_sync, sync_to_async
-from django.http import HttpRequest, StreamingHttpResponse
-from django.http.response import HttpResponseBase
+from asgiref.sync import async_to_sync
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat import converse, selectors, services
-from chat.models import ChatSession, ChatSessionFeedback, ChatUser, FeedbackStatus
+from chat import selectors, services
+from chat.models import ChatSession, ChatSessionFeedback, FeedbackStatus
 from chat.serializers import (
     AdminFeedbackRequestSerializer,
     ChatAppSearchRequestSerializer,
@@ -40,6 +37,7 @@ from chat.serializers import (
     UserIdQuerySerializer,
     UserSearchSerializer,
 )
+from chat.turn.titles import generate_title
 from chatplatform import llm
 from chatplatform.api.errors import ApiError, Code, InvalidRequest
 from chatplatform.api.pagination import page_size
@@ -211,7 +209,7 @@ class SessionViewSet(ApiViewSet):
         title = (body.validated_data.get("title") or "").strip()
         if not title:
             try:
-                title, usage = async_to_sync(converse.generate_title)(
+                title, usage = async_to_sync(generate_title)(
                     question=body.validated_data["userQuestionAsked"], answer=body.validated_data.get("answerToQuestionFromAgent", "")
                 )
             except llm.ModelError as exc:
@@ -339,14 +337,9 @@ class SessionAdminViewSet(AdminApiViewSet):
 # --- Converse (SPEC.md "Send message", CONTRACT §7) ------------------------------------------------
 
 
-async def _answer(body: Any, caller: ChatUser) -> dict[str, Any]:
-    """The non-streaming answer: the `done` event's fields, the success envelope itself (an `error` event raises the API error)."""
-    return await converse.collect(await converse.run_turn(body, caller))
-
-
 class ConverseView(ApiView):
-    """`POST /api/chat/converse` as JSON. `converse_view` (below) serves the path: it hands JSON
-    requests to this view and streams SSE itself, through the same admission and the same turn."""
+    """What the OpenAPI schema says of `POST /api/chat/converse`. The path is served by
+    `chat.endpoint` in front of Django (chatplatform.asgi), never routed here."""
 
     @extend_schema(
         operation_id="chat_converse",
@@ -359,79 +352,9 @@ class ConverseView(ApiView):
         ),
     )
     def post(self, request: Request) -> Response:
-        # This view runs in a worker thread; async_to_sync runs the turn on the server's event loop.
-        return Response(async_to_sync(_answer)(request.data, request.user))
+        raise AssertionError("POST /api/chat/converse is served by chat.endpoint")
 
 
-_converse_json = ConverseView.as_view()
-
-
-class Admission:
-    """ConverseView's admission of a request outside its dispatch (authentication, rate limit,
-    permissions, the JSON body), and DRF's rendering of what is answered after it. The SSE path
-    below and the ASGI endpoint (`chat.endpoint`) admit through it, so a request is treated the
-    same whichever serves it. Sync: it may read the user from the database."""
-
-    def __init__(self, request: HttpRequest) -> None:
-        self.view = view = ConverseView(**_converse_json.view_initkwargs)
-        view.setup(request)
-        view.args, view.kwargs, view.headers = (), {}, view.default_response_headers
-        self.request = view.request = view.initialize_request(request)
-        self.failure: HttpResponseBase | None = None
-        try:
-            view.initial(self.request)
-            self.caller: ChatUser = self.request.user
-            self.body: Any = self.request.data
-        except Exception as exc:
-            self.failure = self.error(exc)
-
-    def _finalize(self, response: HttpResponseBase) -> HttpResponseBase:
-        """DRF's last step: the renderer, `Allow`, and the rate-limit headers (ApiView)."""
-        response = self.view.finalize_response(self.request, response)
-        return response.render() if isinstance(response, Response) else response
-
-    def error(self, exc: Exception) -> HttpResponseBase:
-        return self._finalize(self.view.handle_exception(exc))
-
-    def answer(self, done: dict[str, Any]) -> HttpResponseBase:
-        return self._finalize(Response(done))
-
-    def stream(self, chunks: Iterable[bytes] | AsyncIterable[bytes]) -> HttpResponseBase:
-        response = StreamingHttpResponse(chunks, content_type="text/event-stream")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
-        return self._finalize(response)
-
-
-def admit_and_prepare(request: HttpRequest) -> tuple[Admission, converse.Started | None, HttpResponseBase | None]:
-    """Admission and the turn's checks, reads and session ticket: (admission, the started turn or
-    None, the error response or None). One trip to the database thread for all of a turn's start."""
-    admission = Admission(request)
-    if admission.failure is not None:
-        return admission, None, admission.failure
-    try:
-        return admission, converse.prepare(admission.body, admission.caller), None
-    except Exception as exc:
-        return admission, None, admission.error(exc)
-
-
-async def converse_view(request: HttpRequest) -> HttpResponseBase:
-    """`POST /api/chat/converse` through Django: JSON through ConverseView, or with `Accept:
-    text/event-stream` an SSE stream. Bearer-token requests are served by `chat.endpoint` in front
-    of Django under ASGI; this view serves cookie sessions, and every request under WSGI."""
-    if "text/event-stream" not in request.headers.get("Accept", ""):
-        return await sync_to_async(_converse_json)(request)
-    admission = await sync_to_async(Admission)(request)
-    if admission.failure is not None:
-        return admission.failure
-    try:
-        turn = await converse.run_turn(admission.body, admission.caller)  # the checks: a 400/403/404 keeps its status
-    except Exception as exc:
-        return admission.error(exc)
-    return admission.stream(converse.sse_chunks(turn))
-
-
-# drf-spectacular documents the path through ConverseView; the CSRF check is DRF's (cookie sessions only).
-converse_view.cls = ConverseView  # type: ignore[attr-defined]
-converse_view.initkwargs = _converse_json.view_initkwargs  # type: ignore[attr-defined]
-converse_view.csrf_exempt = True  # type: ignore[attr-defined]
+def document_converse(endpoints: list[tuple[str, str, str, Any]], **kwargs: Any) -> list[tuple[str, str, str, Any]]:
+    """drf-spectacular preprocessing hook: the converse path in the schema (it has no Django route)."""
+    return [*endpoints, ("/api/chat/converse", r"^api/chat/converse$", "POST", ConverseView.as_view())]

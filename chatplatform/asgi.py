@@ -1,4 +1,4 @@
-"""The ASGI application: HTTP through Django (bearer-token converse in front of it), WebSocket through Channels."""
+"""The ASGI application: HTTP through Django (`/api/chat/converse` served in front of it), WebSocket through Channels."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ django_asgi_app = get_asgi_application()  # before importing anything that touch
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
+from chat.authentication import WebSocketAuthMiddleware  # noqa: E402
 from chat.consumers import ConverseConsumer  # noqa: E402
 from chat.endpoint import ConverseEndpoint  # noqa: E402
-from chatplatform.api.websocket import OriginCheckedWebSocket, WebSocketAuthMiddleware  # noqa: E402
+from chatplatform.api.websocket import OriginCheckedWebSocket  # noqa: E402
 
 websocket_urlpatterns = [path("ws/chat/converse", ConverseConsumer.as_asgi())]
 
@@ -26,14 +27,10 @@ application = ProtocolTypeRouter(
     }
 )
 
-# Everything startup loaded (Django, the apps, their modules) lives as long as the process: out of
-# the cyclic garbage collector's sight, a full collection walks the objects a request made, not
-# those 250,000 too. Measured with bench/converse.py at 200 streams: full collections had paused
-# the process for 160 ms each, 0.6 ms of CPU per turn in all (docs/decisions.md).
+# What startup loaded lives as long as the process: out of the cyclic garbage collector's sight, a
+# full collection walks what requests made, not those ~250,000 objects too. The youngest generation
+# is collected after 10,000 new objects, not 700: in a burst of turns most objects are still in use
+# when a collection comes (docs/decisions.md, "The ASGI module freezes what startup loaded").
 gc.collect()
 gc.freeze()
-# The youngest generation is collected after 10,000 new objects, not Python's 700: in a burst of
-# turns most objects are still in use when a collection comes, so each one walks them, promotes
-# them and walks them again in the older generations; at 700 that ended in full collections that
-# paused the process 27-76 ms in the middle of a burst (docs/decisions.md).
 gc.set_threshold(10_000, 10, 10)

@@ -230,8 +230,8 @@ USE_TZ = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "chatplatform.api.authentication.BearerJWTAuthentication",
-        "chatplatform.api.authentication.SessionCookieAuthentication",
+        "chat.authentication.BearerJWTAuthentication",
+        "chat.authentication.SessionCookieAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
@@ -255,6 +255,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/",
+    "PREPROCESSING_HOOKS": ["chat.views.document_converse"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "chatplatform.api.schema.add_error_responses"],
 }
 
@@ -302,6 +303,14 @@ CHAT_MODEL_PRICES = _json_env(
 CHAT_SESSION_IDLE_MINUTES = _int_env("CHAT_SESSION_IDLE_MINUTES", 60, minimum=1)
 CHAT_TAG_CACHE_SECONDS = _int_env("CHAT_TAG_CACHE_SECONDS", 300, minimum=0)
 CHAT_SELECTION_TIMEOUT_SECONDS = _float_env("CHAT_SELECTION_TIMEOUT_SECONDS", 5.0)
+# A model request fails when its first chunk takes longer than this, or a gap between chunks does
+# (seconds; chatplatform.llm.loop). Connecting is bounded at 10 s.
+CHAT_MODEL_FIRST_TOKEN_TIMEOUT = _float_env("CHAT_MODEL_FIRST_TOKEN_TIMEOUT", 60.0)
+CHAT_MODEL_IDLE_TIMEOUT = _float_env("CHAT_MODEL_IDLE_TIMEOUT", 60.0)
+# Turns that may wait on one WebSocket behind the one running; more are refused at once (docs/faults.md).
+CHAT_WS_MAX_QUEUED_TURNS = _int_env("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
+# On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).
+CHAT_SHUTDOWN_GRACE_SECONDS = _float_env("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
 # Tool execution (issue 5): the sandbox of inline JavaScript tools, the largest result a tool may
 # give the model (bytes of JSON), model round trips per turn, and how much of a call's arguments
 # and result a trace keeps.

@@ -1,4 +1,7 @@
-"""Authentication (CONTRACT §3): bearer JWT, or the `session` cookie with CSRF on unsafe methods."""
+"""Bearer tokens (CONTRACT §3): verifying them, remembering what was verified, signing them.
+
+Who a token's claims name is the chat app's business (`chat.authentication` maps them to a ChatUser).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +12,7 @@ from typing import Any
 
 import jwt
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from rest_framework import authentication, exceptions
-from rest_framework.request import Request
+from rest_framework import exceptions
 
 logger = logging.getLogger("chatplatform.auth")
 
@@ -110,48 +110,3 @@ def sign_token(claims: dict[str, Any]) -> str:
     if settings.JWT_AUDIENCE:
         claims.setdefault("aud", settings.JWT_AUDIENCE)
     return jwt.encode(claims, settings.JWT_SIGNING_KEY, algorithm="HS256")
-
-
-class BearerJWTAuthentication(authentication.BaseAuthentication):
-    """`Authorization: Bearer <JWT>`; the user is created on first sight and refreshed from the claims."""
-
-    keyword = "bearer"
-
-    def authenticate(self, request: Request) -> tuple[Any, dict[str, Any]] | None:
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != self.keyword:
-            return None
-        token = token.strip()
-        if not token:
-            raise exceptions.AuthenticationFailed("bearer token is empty")
-        claims = decode_token(token)
-        if not isinstance(claims.get("sub"), str) or not claims["sub"].strip():
-            raise exceptions.AuthenticationFailed("token subject (sub) must be a non-empty string")
-        user = get_user_model().objects.sync_from_claims(claims)
-        if not user.is_active:
-            raise exceptions.AuthenticationFailed("user is inactive")
-        return user, claims
-
-    def authenticate_header(self, request: Request) -> str:
-        return 'Bearer realm="api"'
-
-
-class SessionCookieAuthentication(authentication.SessionAuthentication):
-    """The Django session cookie named `session`; DRF enforces CSRF on unsafe methods."""
-
-
-class BearerJWTScheme(OpenApiAuthenticationExtension):
-    target_class = BearerJWTAuthentication
-    name = "bearerAuth"
-
-    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
-        return {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
-
-
-class SessionCookieScheme(OpenApiAuthenticationExtension):
-    target_class = SessionCookieAuthentication
-    name = "cookieAuth"
-
-    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
-        return {"type": "apiKey", "in": "cookie", "name": settings.SESSION_COOKIE_NAME}

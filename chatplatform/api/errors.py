@@ -18,6 +18,9 @@ class Code:
     INVALID_REQUEST = "INVALID_REQUEST"
     NOT_FOUND = "NOT_FOUND"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    # A dependency (the database, the cache, the model provider's connection) is unreachable, or
+    # the server is shutting down: the request may succeed if sent again later (issue 19).
+    SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     # Not named by SPEC.md; given so that every error carries a code (docs/decisions.md).
     AUTHENTICATION_REQUIRED = "AUTHENTICATION_REQUIRED"
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"

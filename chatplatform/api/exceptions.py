@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import redis
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -53,9 +55,20 @@ def envelope(message: str, code: str | None) -> dict[str, Any]:
     return body
 
 
+# A dependency that is down: 503 with Retry-After, so that clients and operators can tell an
+# outage (which passes) from a fault of the service (issue 19; docs/faults.md).
+UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, OperationalError, InterfaceError)
+RETRY_AFTER_UNAVAILABLE = 5
+
+
 def handle(exc: Exception, context: dict[str, Any] | None = None) -> Response:
     """DRF's EXCEPTION_HANDLER. Unlike DRF's default it never returns None: unknown errors are 500s."""
     headers: dict[str, str] = {}
+    if isinstance(exc, UNAVAILABLE):
+        logger.warning("a dependency is unavailable: %s: %s", type(exc).__name__, exc)
+        dependency = "the cache" if isinstance(exc, redis.RedisError) else "the database"
+        body = envelope(f"service unavailable: {dependency} cannot be reached; retry later", Code.SERVICE_UNAVAILABLE)
+        return Response(body, status=503, headers={"Retry-After": str(RETRY_AFTER_UNAVAILABLE)})
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(str(exc) or "not found")
     elif isinstance(exc, DjangoPermissionDenied):

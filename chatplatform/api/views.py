@@ -63,10 +63,8 @@ class ApiView(APIView):
             user = request.user
         except exceptions.APIException as exc:
             auth_error, user = exc, None
-        budget = getattr(request._request, "rate_limit", None)  # counted already (chat.endpoint)
-        if budget is None:
-            identity = f"user:{user.pk}" if user is not None and user.is_authenticated else f"addr:{client_address(request)}"
-            budget = request._request.rate_limit = ratelimit.hit(self.get_rate_scope(request), identity)
+        identity = f"user:{user.pk}" if user is not None and user.is_authenticated else f"addr:{client_address(request)}"
+        budget = request._request.rate_limit = ratelimit.hit(self.get_rate_scope(request), identity)
         if budget.exceeded:
             raise RateLimited(budget.retry_after())
         if auth_error is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chat.converse import wait_for_running_turns
+from chat.turn import wait_for_running_turns
 
 
 def body(**overrides: Any) -> dict[str, Any]:

@@ -8,9 +8,10 @@ import asyncio
 import pytest
 from channels.testing import WebsocketCommunicator
 
-from chat.converse import wait_for_running_turns
 from chat.models import ChatMessage, ChatSession, ChatUser
+from chat.turn import wait_for_running_turns
 from chatplatform.asgi import application
+from tests.asgi_client import AsgiClient
 from tests.conftest import assert_error, bearer_token
 from tests.converse.conftest import MODEL
 from tests.converse.factories import ChatAppFactory
@@ -42,7 +43,7 @@ async def test_the_sse_stream_sends_session_deltas_done_and_title_in_order(app, 
 
 
 async def test_a_quiet_sse_stream_sends_heartbeat_comments_until_the_answer_comes(app, async_client_for, openai_server, monkeypatch):
-    monkeypatch.setattr("chat.converse.SSE_HEARTBEAT_SECONDS", 0.05)
+    monkeypatch.setattr("chat.turn.events.SSE_HEARTBEAT_SECONDS", 0.05)
     openai_server.script([Reply(text="Finally here.", first_token_delay=0.4)])
 
     response = await async_client_for("alice").post(
@@ -316,16 +317,8 @@ async def test_every_check_of_the_turn_answers_in_the_envelope_with_its_code(app
 async def test_the_sse_path_answers_check_failures_with_their_status_not_a_stream(app, async_client_for):
     response, _events = await converse_sse(async_client_for("alice"), chatAppId="missing")
     assert_error(response, 404, "INVALID_CHAT_APP_ID")
-    response = await AsyncClientWithoutToken().post(
-        "/api/chat/converse", body(), content_type="application/json", headers={"Accept": "text/event-stream"}
-    )
+    response = await AsgiClient().post("/api/chat/converse", body(), content_type="application/json", headers={"Accept": "text/event-stream"})
     assert_error(response, 401)
-
-
-def AsyncClientWithoutToken():  # noqa: N802 - reads like the class it builds
-    from django.test import AsyncClient
-
-    return AsyncClient()
 
 
 async def test_an_admin_may_converse_for_another_user(app, async_client_for, openai_server):

@@ -1,0 +1,45 @@
+"""A conversation turn, from request to stored answer (CONTRACT §7; STYLE.md "A turn").
+
+    HTTP  (chat.endpoint: JSON, SSE) ──┐
+    WebSocket (chat.consumers) ────────┴─▶ admit(caller, body) ──▶ start(admitted) ──▶ Turn: events
+                                            │                        │
+       authenticate · rate limit · body ·   │                        └─ ticket · session · directives ·
+       userId rule · chat app · agent ·     │                           reply + tools (llm.stream_reply) ·
+       access and rollout · ticket          │                           verification · store · done · title
+                                            └─ Refused(error, budget): the transport answers it
+
+    admission.py     the one way in, for every transport and credential
+    prompt.py        what the model is told: features, system prompt, directive candidates, tools
+    run.py           the turn's task: its steps, its failures, the lease on its session
+    reply.py         the model and its tools: one streamed reply through the tool loop
+    verification.py  the verifyResponse feature
+    titles.py        the session's title
+    usage.py         usage and cost of every model call
+    events.py        the events, and their SSE, WebSocket and JSON encodings
+
+Transports only turn the events into their wire format; everything a turn decides is here.
+"""
+
+from __future__ import annotations
+
+from chat.turn.admission import Admitted, BearerCaller, Caller, CookieCaller, Refused, SocketCaller, admit
+from chat.turn.events import Turn, TurnEvent, collect, error_event, frame, sse_chunks
+from chat.turn.run import start, wait_for_running_turns
+
+__all__ = [
+    "Admitted",
+    "BearerCaller",
+    "Caller",
+    "CookieCaller",
+    "Refused",
+    "SocketCaller",
+    "Turn",
+    "TurnEvent",
+    "admit",
+    "collect",
+    "error_event",
+    "frame",
+    "sse_chunks",
+    "start",
+    "wait_for_running_turns",
+]

@@ -1,0 +1,210 @@
+"""Admission: the one way into a turn, whatever the transport (JSON, SSE, WebSocket) or credential.
+
+    admit(caller, body) → Admitted(budget, context, claim)   or raises Refused(error, budget)
+
+In order, as every API request is treated (chatplatform.api.views.ApiView): authenticate; count
+the request against the caller's Chat API budget (CONTRACT §10; per address when authentication
+failed, so a 401 is counted too); parse and validate the body; apply the userId rule (CONTRACT
+§3); resolve the chat app and the agent (404s); check who may use them (403s); assemble the
+prompt (chat.turn.prompt); take the turn's ticket on its session (404 for a session that is not
+the caller's). The transport answers a refusal with its status, envelope and rate-limit headers.
+
+One hop to the database thread, and back, for all of it. When the caller is known without any
+read (a bearer token verified before, a WebSocket's user) the budget is counted on the event loop
+first (redis.asyncio); otherwise it is counted on the thread once the caller is known.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from django.http import HttpRequest
+from rest_framework import exceptions
+
+from agents.access import agent_access
+from agents.selectors import agent_get
+from chat import selectors, services
+from chat.authentication import user_for_cookie, user_for_token
+from chat.models import ChatUser
+from chat.serializers import ChatUserSerializer, ConverseRequestSerializer
+from chat.turn.prompt import TurnContext, build_context
+from chatplatform.api import ratelimit
+from chatplatform.api.authentication import verified_subject
+from chatplatform.api.errors import PermissionDenied, RateLimited
+from chatplatform.api.permissions import is_admin
+from chatplatform.db import on_db_thread
+
+RATE_SCOPE = "chat"
+
+
+class Caller:
+    """Who sends a turn, as the transport found them. `authenticate` may read the database."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def known_now(self) -> str | None:
+        """The rate-limit identity when it is known without any read; None otherwise."""
+        return None
+
+    def authenticate(self) -> ChatUser:
+        raise exceptions.NotAuthenticated("authentication credentials were not provided")
+
+
+class BearerCaller(Caller):
+    def __init__(self, token: str, address: str) -> None:
+        super().__init__(address)
+        self.token = token
+
+    def known_now(self) -> str | None:
+        subject = verified_subject(f"Bearer {self.token}")
+        return f"user:{subject}" if subject else None
+
+    def authenticate(self) -> ChatUser:
+        return user_for_token(self.token)
+
+
+class CookieCaller(Caller):
+    """The `session` cookie, with Django's CSRF check (the request holds the cookies and headers)."""
+
+    def __init__(self, request: HttpRequest, address: str) -> None:
+        super().__init__(address)
+        self.request = request
+
+    def authenticate(self) -> ChatUser:
+        user = user_for_cookie(self.request)
+        if user is None:
+            raise exceptions.NotAuthenticated("authentication credentials were not provided")
+        return user
+
+
+class SocketCaller(Caller):
+    """A WebSocket's user, authenticated when the socket opened."""
+
+    def __init__(self, user: ChatUser, address: str) -> None:
+        super().__init__(address)
+        self.user = user
+
+    def known_now(self) -> str | None:
+        return f"user:{self.user.pk}"
+
+    def authenticate(self) -> ChatUser:
+        return self.user
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A turn that may run: its budget, its context, and its place on the session."""
+
+    budget: ratelimit.Budget
+    context: TurnContext
+    claim: services.TurnClaim
+
+
+class Refused(Exception):
+    """The turn may not run: `error` says why (rendered as the envelope), `budget` what is left of the caller's."""
+
+    def __init__(self, error: Exception, budget: ratelimit.Budget | None) -> None:
+        super().__init__(str(error))
+        self.error, self.budget = error, budget
+
+
+async def admit(caller: Caller, body: bytes | str, content_type: str = "application/json") -> Admitted:
+    budget = None
+    identity = caller.known_now()
+    if identity is not None:
+        try:
+            budget = await ratelimit.ahit(RATE_SCOPE, identity)
+        except Exception as exc:
+            raise Refused(exc, None) from exc
+    return await on_db_thread(_admit)(caller, body, content_type, budget)
+
+
+def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelimit.Budget | None) -> Admitted:
+    try:
+        try:
+            user = caller.authenticate()
+        except exceptions.APIException as exc:
+            budget = budget or ratelimit.hit(RATE_SCOPE, f"addr:{caller.address}")
+            raise RateLimited(budget.retry_after()) if budget.exceeded else exc from None
+        budget = budget or ratelimit.hit(RATE_SCOPE, f"user:{user.pk}")
+        if budget.exceeded:
+            raise RateLimited(budget.retry_after())
+        request = validate(parse(body, content_type))
+        context = _context(request, user)
+        claim = services.turn_claim(
+            session_id=context.session_id,
+            user=context.user,
+            chat_app_id=context.chat_app_id,
+            agent_id=context.agent_id,
+            message=context.message,
+            files=context.files,
+            invocation_mode=context.invocation_mode,
+            source=context.source,
+            entity_id=context.entity_id,
+        )
+    except Exception as exc:
+        raise Refused(exc, budget) from exc
+    return Admitted(budget, context, claim)
+
+
+# --- The body ----------------------------------------------------------------------------------------
+
+
+def parse(body: bytes | str, content_type: str) -> Any:
+    """The JSON body (`{}` when empty): 415 for another media type, 400 for JSON that does not
+    parse (orjson also refuses nesting deeper than 1,024: no input reaches a RecursionError)."""
+    media_type = content_type.partition(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise exceptions.UnsupportedMediaType(media_type)
+    if not body:
+        return {}
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise exceptions.ParseError(f"JSON parse error - {exc}") from None
+
+
+_checkers = threading.local()
+
+
+def validate(body: Any) -> dict[str, Any]:
+    """The converse body checked (400 naming the field and the rule). Each thread keeps one
+    serializer and runs its validation (what `is_valid` runs): a new serializer deep-copies its
+    declared fields, a quarter of a turn's admission."""
+    serializer = getattr(_checkers, "serializer", None)
+    if serializer is None:
+        serializer = _checkers.serializer = ConverseRequestSerializer()
+    return dict(serializer.run_validation(body))
+
+
+# --- Who acts, on what ------------------------------------------------------------------------------
+
+
+def user_fields(user: ChatUser) -> dict[str, Any]:
+    """A user's wire fields, as prompts and access conditions see them (docs/access-rules.md)."""
+    return dict(ChatUserSerializer(user).data)
+
+
+def _context(request: dict[str, Any], caller: ChatUser) -> TurnContext:
+    requested_user = request.get("userId") or caller.pk
+    if requested_user != caller.pk and not is_admin(caller):
+        raise PermissionDenied("insufficient permissions: userId must be your own")
+    user = caller if requested_user == caller.pk else services.user_get_or_create(user_id=requested_user)
+    read = selectors.turn_definitions.reader()
+    app = read(("chat-app", request["chatAppId"]), lambda: selectors.chat_app_get(chat_app_id=request["chatAppId"]))
+    if not selectors.chat_app_usable_by(app, user):
+        raise PermissionDenied(
+            f"insufficient permissions: chat app {app.pk} {'is disabled' if not app.enabled else 'is not available to you'}"
+        )
+    agent = read(("agent", request["agentId"]), lambda: agent_get(agent_id=request["agentId"]))
+    # Whether the session is this user's and this chat app's is checked where the ticket is taken (404).
+    session_id = selectors.session_uuid(request["sessionId"]) if request.get("sessionId") else None
+    fields = user_fields(user)
+    decision = agent_access(access_rules=agent.access_rules, rollout_policy=agent.rollout_policy, user=fields)
+    if not decision.allowed:
+        raise PermissionDenied(decision.reason)
+    return build_context(request=request, user=user, user_fields=fields, app=app, agent=agent, session_id=session_id, read=read)

@@ -1,0 +1,130 @@
+"""Prompt assembly: what an admitted turn sends the model, decided before its first event.
+
+The chat app's features as resolved for this request (CONTRACT §6), the system prompt (the
+agent's basePrompt rendered for the user, with the instructions of the tags the model may emit,
+CONTRACT §7), the directives that are candidates for selection, and the agent's tools.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from agents.models import AgentDefinition
+from agents.prompts import render_system_prompt
+from chat.features import KNOWN_FEATURES, resolve_features
+from chat.models import ChatApp, ChatUser
+from directives.selectors import directives_candidates
+from tags.selectors import instructions_for, tags_for_tools
+from tools.selectors import tools_by_ids
+from tools.toolset import resolved_tool_ids
+
+
+@dataclass
+class TurnContext:
+    """Everything a turn needs after its admission; read once, before the first event."""
+
+    user: ChatUser
+    user_fields: dict[str, Any]  # as access rules and prompts see them
+    chat_app_id: str
+    agent_id: str
+    session_id: uuid.UUID | None
+    message: str
+    files: list[Any]
+    invocation_mode: str | None
+    source: str
+    timezone: str | None
+    entity_id: str | None
+    features: dict[str, Any]
+    system_prompt: str
+    candidates: list[Any]  # directives the selection model chooses from
+    model: str
+    verification_model: str
+    tool_ids: list[str]  # the agent's, toolOverrides applied
+    tools: dict[str, Any]  # their ToolDefinitions
+    tool_tags: frozenset[str]  # `scope.tag` a tool may emit in this chat app
+
+    def on(self, feature: str) -> bool:
+        return feature_on(self.features, feature)
+
+
+def feature_on(features: dict[str, Any], name: str) -> bool:
+    feature = features.get(name)
+    return isinstance(feature, dict) and feature.get("enabled") is True
+
+
+def narrow_features(resolved: dict[str, Any], requested: dict[str, Any]) -> dict[str, Any]:
+    """CONTRACT §6: a request can switch a resolved feature off (`enabled: false`), never on;
+    its other keys are ignored, so it cannot widen a tag list or lower a reprompt threshold."""
+    for name in KNOWN_FEATURES:
+        asked = requested.get(name)
+        if isinstance(asked, dict) and asked.get("enabled") is False and isinstance(resolved.get(name), dict):
+            resolved[name] = {**resolved[name], "enabled": False}
+    return resolved
+
+
+def _entity_value(features: dict[str, Any], custom_data: dict[str, Any]) -> str | None:
+    """SPEC.md directive rule 2: the user's custom-data field named by `entity.attributeName`."""
+    if not feature_on(features, "entity"):
+        return None
+    value = custom_data.get(features["entity"].get("attributeName") or "")
+    if value is None or isinstance(value, dict | list | bool) or str(value) == "":
+        return None
+    return str(value)
+
+
+def build_context(
+    *,
+    request: dict[str, Any],
+    user: ChatUser,
+    user_fields: dict[str, Any],
+    app: ChatApp,
+    agent: AgentDefinition,
+    session_id: uuid.UUID | None,
+    read: Any,
+) -> TurnContext:
+    """The turn's context for a request already checked; `read(key, load)` keeps definitions in memory."""
+    tool_ids = resolved_tool_ids(agent.tool_ids or [], (agent.rollout_policy or {}).get("toolOverrides"))
+    site, app_features = settings.CHAT_SITE_FEATURES, app.features or {}
+    features = narrow_features(resolve_features(site=site, app=app_features), request["features"])
+    tag_text, tool_tags = "", frozenset[str]()
+    if feature_on(features, "tags"):
+        tag_text = instructions_for(site_features=site, app_features=app_features)
+        tool_tags = tags_for_tools(site_features=site, app_features=app_features)
+    system_prompt = render_system_prompt(
+        base_prompt=agent.base_prompt, user=user_fields, company_name=settings.CHAT_COMPANY_NAME, tag_instructions=tag_text
+    )
+    entity = _entity_value(features, user_fields["customData"])
+    candidates: list[Any] = []
+    if feature_on(features, "instructionAugmentation"):
+        candidates = directives_candidates(chat_app_id=app.pk, agent_id=agent.pk, tool_ids=list(agent.tool_ids or []), entity_value=entity)
+    return TurnContext(
+        user=user,
+        user_fields=user_fields,
+        chat_app_id=app.pk,
+        agent_id=agent.pk,
+        session_id=session_id,
+        message=request["message"],
+        files=request.get("files") or [],
+        invocation_mode=request.get("invocationMode"),
+        source=request["source"],
+        timezone=request.get("timezone"),
+        entity_id=entity,
+        features=features,
+        system_prompt=system_prompt,
+        candidates=candidates,
+        model=agent.foundation_model or settings.CHAT_DEFAULT_MODEL,
+        verification_model=agent.verification_foundation_model or settings.CHAT_VERIFICATION_MODEL,
+        tool_ids=tool_ids,
+        tools=read(("tools", *tool_ids), lambda: tools_by_ids(tool_ids)),
+        tool_tags=tool_tags,
+    )
+
+
+def with_directives(system_prompt: str, chosen: list[Any]) -> str:
+    """The system prompt with the chosen directives' instructions (docs/decisions.md: never in the stored message)."""
+    block = "\n\n".join(directive.instructions for directive in chosen)
+    return f"{system_prompt}\n\n<additional-instructions>\n{block}\n</additional-instructions>"

@@ -1,0 +1,260 @@
+"""Running an admitted turn, in a task of its own that outlives its client (CONTRACT §7).
+
+    wait for the session's ticket → `session` → directive selection → the reply with its tools
+    (`delta`…, `trace`…) → verification → store the answer → `done` → `title`
+
+Whatever fails, the client gets one `error` event and then the end of the events, what was
+streamed is stored as the answer, marked with its `error` (so history stays user, assistant,
+user…), and the session is handed to its next turn. A turn holds its session by a lease it
+renews while it runs; one whose process died is skipped when the lease runs out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.db import IntegrityError, InterfaceError, OperationalError
+
+from chat import services
+from chat.turn import reply
+from chat.turn.admission import Admitted
+from chat.turn.events import Turn, TurnEvent, error_event
+from chat.turn.prompt import TurnContext, with_directives
+from chat.turn.titles import fallback_title, title_session, title_without_model
+from chat.turn.usage import Ledger, ms_since
+from chat.turn.verification import verify
+from chatplatform import inflight, llm
+from chatplatform.api.errors import ApiError, Code
+from chatplatform.db import on_db_thread
+from directives.selection import select
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Emit = reply.Emit
+STORE_RETRY_SECONDS = 10.0  # how long storing an answer is tried again while the database is unreachable
+NO_TEXT = "(no answer: it failed before any text)"  # a failed, empty answer as history shows it to the model
+
+
+def start(admitted: Admitted) -> Turn:
+    """Run an admitted turn; its events come from the returned Turn. Leaving them early (a
+    disconnect) does not stop the turn: it runs to the end and stores its answer."""
+    turn = Turn()
+    task = asyncio.create_task(_run(admitted.context, admitted.claim, turn.emit), name="converse-turn")
+    inflight.track(task)
+    return turn
+
+
+async def wait_for_running_turns() -> None:
+    """Wait until every turn started on this event loop has finished (tests)."""
+    await inflight.wait()
+
+
+class _Failed(Exception):
+    """The turn failed: `event` is what its client hears, `error` what its stored answer says."""
+
+    def __init__(self, event: TurnEvent, *, store: bool = True) -> None:
+        super().__init__(event.data.get("error"))
+        self.event, self.store = event, store
+        self.error = {"code": event.data.get("code") or Code.INTERNAL_ERROR, "message": event.data.get("error", "")}
+
+
+async def _run(context: TurnContext, claim: services.TurnClaim, emit: Emit) -> None:
+    transcript, ledger = reply.Transcript(emit), Ledger()
+    lease: _Lease | None = None
+    started = time.perf_counter()
+    try:
+        try:
+            claim = await _wait_for_ticket(context, claim)
+            lease = _Lease(claim)
+            await _answer(context, claim, transcript, ledger, started)
+        except asyncio.CancelledError:
+            failed = _Failed(
+                error_event(ApiError("the server shut down before the answer was complete", code=Code.SERVICE_UNAVAILABLE, status_code=503))
+            )
+            await _fail(context, claim, transcript, ledger, started, failed)
+            raise
+        except _Failed as failed:
+            await _fail(context, claim, transcript, ledger, started, failed)
+        except llm.ModelError as exc:
+            logger.warning("turn failed: %s", exc)
+            ledger.calls.append((context.model, exc.usage))  # what was received counts
+            message = f"the model provider failed: {exc}"
+            await _fail(
+                context,
+                claim,
+                transcript,
+                ledger,
+                started,
+                _Failed(error_event(ApiError(message, code=Code.INTERNAL_ERROR, status_code=502))),
+            )
+        except Exception as exc:
+            if not isinstance(exc, ApiError):
+                logger.exception("turn failed")
+            await _fail(context, claim, transcript, ledger, started, _Failed(error_event(exc)))
+    finally:
+        if lease is not None:
+            lease.stop()
+        emit(None)
+
+
+async def _answer(context: TurnContext, claim: services.TurnClaim, transcript: reply.Transcript, ledger: Ledger, started: float) -> None:
+    emit = transcript.emit
+    assert claim.user_message is not None
+    session_id = claim.session_id
+    emit(TurnEvent("session", {"sessionId": str(session_id), "userMessageId": str(claim.user_message.pk)}))
+    history = [llm.HistoryMessage("user" if source == "user" else "assistant", text or NO_TEXT) for source, text in claim.history]
+    system_prompt = await _with_chosen_directives(context, ledger, emit)
+    tools = reply.toolset(context, session_id, ledger, emit)
+    model_started = time.perf_counter()
+    answer = await reply.stream(
+        transcript, model=context.model, system_prompt=system_prompt, history=history, message=context.message, tools=tools
+    )
+    reply.trace(emit, context, ledger.add("model", answer.model, answer.usage, ms_since(model_started)))
+    text, verifications = answer.text, []
+    if context.on("verifyResponse"):
+        text, verifications = await verify(
+            transcript, context, ledger, system_prompt=system_prompt, history=history, answer=text, tools=tools
+        )
+    # A title that costs no model call is stored with the answer; a model's comes after `done`.
+    title = fallback_title(context.message) if not claim.title and title_without_model() else None
+    stored, titled = await _finish(claim, ledger, started, text=text, model=answer.model, verifications=verifications, title=title)
+    usage = ledger.usage()
+    emit(TurnEvent("done", {"success": True, "response": text, "sessionId": str(session_id), "messageId": str(stored), "usage": usage}))
+    if title is None and not claim.title:
+        title = await title_session(session_id=session_id, question=context.message, answer=text)
+        titled = title is not None
+    if titled:
+        emit(TurnEvent("title", {"sessionId": str(session_id), "title": title}))
+
+
+async def _with_chosen_directives(context: TurnContext, ledger: Ledger, emit: Emit) -> str:
+    """The system prompt with the directives the selection model chose (CONTRACT §7)."""
+    if not context.candidates:
+        return context.system_prompt
+    selection = await select(
+        candidates=context.candidates,
+        query=context.message,
+        model=settings.CHAT_SELECTION_MODEL,
+        timeout=settings.CHAT_SELECTION_TIMEOUT_SECONDS,
+    )
+    details: dict[str, Any] = {
+        "candidates": [d.directive_id for d in context.candidates],
+        "chosen": [d.directive_id for d in selection.chosen],
+    }
+    if selection.error:
+        details["error"] = selection.error
+    reply.trace(emit, context, ledger.add("selection", selection.model, selection.usage, selection.duration_ms, **details))
+    return with_directives(context.system_prompt, selection.chosen) if selection.chosen else context.system_prompt
+
+
+async def _wait_for_ticket(context: TurnContext, claim: services.TurnClaim) -> services.TurnClaim:
+    """The claim once this turn may start: earlier turns of the session have finished."""
+    delay = 0.01
+    while claim.user_message is None:
+        # Another turn of this session runs (possibly in another process): poll its hand-over.
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.25)
+        claim = await on_db_thread(services.turn_try_start)(claim=claim, message=context.message, files=context.files) or claim
+    return claim
+
+
+# --- Storing the answer ------------------------------------------------------------------------------
+
+
+async def _stored(function: Callable[..., T], **kwargs: Any) -> T:
+    """`function` on the database thread, tried again while the database is unreachable (each try
+    on a connection checked first: chatplatform.db), for up to STORE_RETRY_SECONDS."""
+    deadline, delay = time.monotonic() + STORE_RETRY_SECONDS, 0.1
+    while True:
+        try:
+            return await on_db_thread(function)(**kwargs)
+        except (OperationalError, InterfaceError):
+            if time.monotonic() + delay > deadline:
+                raise
+            logger.warning("storing a turn failed: the database is unreachable; trying again in %.1f s", delay)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
+async def _finish(
+    claim: services.TurnClaim,
+    ledger: Ledger,
+    started: float,
+    *,
+    text: str,
+    model: str,
+    verifications: list[dict[str, Any]],
+    title: str | None = None,
+    error: dict[str, str] | None = None,
+) -> tuple[uuid.UUID, bool]:
+    """Store the answer and hand the session on: (the answer's id, whether the title was stored)."""
+    answer_id = uuid.uuid4()  # chosen here: a try whose commit was not confirmed shows up as this id taken
+    try:
+        _, titled = await _stored(
+            services.turn_finish,
+            answer_id=answer_id,
+            session_id=claim.session_id,
+            ticket=claim.ticket,
+            user_id=claim.user_id,
+            text=text,
+            model=model,
+            usage=ledger.usage(),
+            traces=ledger.traces,
+            verifications=verifications,
+            execution_duration=ms_since(started),
+            title=title,
+            error=error,
+        )
+    except IntegrityError:
+        titled = False  # an earlier try committed before its connection went
+    except (OperationalError, InterfaceError) as exc:
+        raise _Failed(error_event(exc), store=False) from exc
+    return answer_id, titled
+
+
+async def _fail(
+    context: TurnContext, claim: services.TurnClaim, transcript: reply.Transcript, ledger: Ledger, started: float, failed: _Failed
+) -> None:
+    """Tell the client, then store what was streamed as a failed answer (the session moves on with it)."""
+    transcript.emit(failed.event)
+    if claim.user_message is None or not failed.store:
+        return  # nothing of this turn was stored, or the database is gone: the lease runs out
+    try:
+        await _finish(claim, ledger, started, text=transcript.text, model=context.model, verifications=[], error=failed.error)
+    except Exception:
+        logger.exception("the failed answer of session %s could not be stored", claim.session_id)
+
+
+class _Lease:
+    """Renews the turn's hold on its session every TURN_LEASE / 3 while it runs (a timer, not a
+    task, for the turns that end sooner, most of them)."""
+
+    def __init__(self, claim: services.TurnClaim) -> None:
+        self.claim = claim
+        self.period = services.TURN_LEASE.total_seconds() / 3
+        self.loop = asyncio.get_running_loop()
+        self.handle: asyncio.TimerHandle | None = self.loop.call_later(self.period, self._due)
+        self.renewing: asyncio.Task[None] | None = None
+
+    def _due(self) -> None:
+        self.renewing = self.loop.create_task(self._renew())
+        self.handle = self.loop.call_later(self.period, self._due)
+
+    async def _renew(self) -> None:
+        try:
+            await on_db_thread(services.turn_renew)(session_id=self.claim.session_id, ticket=self.claim.ticket)
+        except Exception:
+            logger.warning("the lease of session %s could not be renewed", self.claim.session_id, exc_info=True)
+
+    def stop(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+        if self.renewing is not None:
+            self.renewing.cancel()

@@ -1,0 +1,339 @@
+"""The one tool loop, for every provider, with its timeouts and retries.
+
+A reply is a loop of model requests: each response's text is handed on as it streams, the calls
+it asks for run concurrently, their results go back to the model, until a response asks for no
+call or `max_round_trips` requests were made. Providers (`chatplatform.llm.providers`) only
+translate a `ModelRequest` into their API and stream its answer into a `Sink`.
+
+Every request is watched: the first chunk must come within CHAT_MODEL_FIRST_TOKEN_TIMEOUT
+seconds and no gap between chunks may last longer than CHAT_MODEL_IDLE_TIMEOUT. A request that
+fails before anything of its answer arrived is sent again (at most twice, with backoff) when the
+failure may pass: a connection error, 429 or 5xx. Once text has streamed it is never sent again
+(the user would read the beginning twice); the error carries what arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing, asynccontextmanager, suppress
+from typing import Any
+
+from django.conf import settings
+
+from chatplatform.llm import providers
+from chatplatform.llm.types import (
+    AssistantTurn,
+    Attachment,
+    Completion,
+    HistoryMessage,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    ReplyDone,
+    ReplyEvent,
+    Sink,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolOutput,
+    ToolResultEvent,
+    ToolSpec,
+    Usage,
+    describe,
+    estimate_tokens,
+)
+from chatplatform.model_names import ModelRef, parse_model
+
+logger = logging.getLogger(__name__)
+
+MAX_RETRIES = 2
+
+
+def parse_or_raise(name: str) -> ModelRef:
+    try:
+        return parse_model(name)
+    except ValueError as exc:
+        raise ModelError(f"model {exc}") from None
+
+
+class ReplyBuilder:
+    """The text side of one reply: each delta handed to `on_text`, the paragraph break between the
+    text of successive model responses, the tool-loop limit note and the final ReplyDone."""
+
+    def __init__(self, on_text: Callable[[str], None]) -> None:
+        self.on_text = on_text
+        self.texts: list[str] = []
+        self.part: list[str] = []  # the current response's text as the model sent it
+        self._separate_next = False
+        self._limit_reached = False
+
+    def new_part(self) -> None:
+        """A new model response starts: its text starts on a new paragraph."""
+        self._separate_next = bool(self.texts)
+        self.part = []
+
+    def text(self, chunk: str) -> None:
+        if not chunk:
+            return
+        self.part.append(chunk)
+        if self._separate_next:
+            self._separate_next = False
+            if self.texts and not self.texts[-1].endswith("\n"):
+                chunk = "\n\n" + chunk
+        self.texts.append(chunk)
+        self.on_text(chunk)
+
+    def limit(self, max_round_trips: int) -> None:
+        """The note ending a reply whose tool loop hit `max_round_trips`."""
+        self._limit_reached = True
+        self.new_part()
+        self.text(f"(I stopped here: answering needed more than {max_round_trips} model round trips, the tool loop limit.)")
+
+    @property
+    def so_far(self) -> str:
+        return "".join(self.texts)
+
+    def done(self, usage: Usage, model: str) -> ReplyDone:
+        return ReplyDone(text=self.so_far, usage=usage, model=model, limit_reached=self._limit_reached)
+
+
+# --- One request: watched, and sent again when the failure may pass ---------------------------------
+
+
+@asynccontextmanager
+async def _watched(sink: Sink, model: str) -> AsyncIterator[None]:
+    """Fail the block when the first chunk is late or the stream goes quiet. One timer for the
+    whole response, moved on only when it fires (a chunk costs two attribute writes, no timer)."""
+    loop = asyncio.get_running_loop()
+    first, idle = settings.CHAT_MODEL_FIRST_TOKEN_TIMEOUT, settings.CHAT_MODEL_IDLE_TIMEOUT
+    started = loop.time()
+    try:
+        async with asyncio.timeout(None) as deadline:
+
+            def check() -> None:
+                nonlocal handle
+                due = sink.last_activity + idle if sink.received else started + first
+                if loop.time() >= due:
+                    deadline.reschedule(loop.time())
+                else:
+                    handle = loop.call_at(due, check)
+
+            handle = loop.call_at(started + first, check)
+            try:
+                yield
+            finally:
+                handle.cancel()
+    except TimeoutError:
+        if sink.received:
+            raise ModelError(f"{model}: the answer stalled: nothing came for {idle:g} s") from None
+        raise ModelError(f"{model}: no answer within {first:g} s") from None
+
+
+def _backoff(attempt: int) -> float:
+    return min(0.5 * 2**attempt, 8.0) * (1 - 0.25 * random.random())
+
+
+async def _with_retries(model: str, attempt_once: Callable[[], Awaitable[Any]], received: Callable[[], bool]) -> Any:
+    for attempt in range(MAX_RETRIES + 1):
+        try:
+            return await attempt_once()
+        except ModelError as exc:
+            if received() or not exc.retryable or attempt == MAX_RETRIES:
+                raise
+            delay = exc.retry_after if exc.retry_after is not None else _backoff(attempt)
+            logger.info("%s: %s; sending the request again in %.2f s", model, exc, delay)
+        await asyncio.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+async def _respond(ref: ModelRef, request: ModelRequest, reply: ReplyBuilder) -> ModelResponse:
+    provider = providers.for_ref(ref)
+    loop = asyncio.get_running_loop()
+    sink = Sink(reply.text, clock=loop.time)
+
+    async def attempt() -> ModelResponse:
+        async with _watched(sink, str(ref)):
+            return await provider.stream(ref, request, sink)
+
+    try:
+        return await _with_retries(str(ref), attempt, lambda: sink.received)
+    except ModelError as exc:
+        # What arrived before the break counts: the prompt was read, the text was written.
+        prompt = request.system_prompt + "".join(getattr(m, "text", "") or getattr(m, "content", "") for m in request.messages)
+        exc.usage = Usage(estimate_tokens(prompt), estimate_tokens("".join(reply.part)), 1) if sink.received else Usage()
+        raise
+
+
+# --- Tool calls -------------------------------------------------------------------------------------
+
+
+async def run_tool(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[Any, str | None, float]:
+    """Call a tool: (result, None, seconds) or (None, the error text the model reads, seconds).
+
+    Never raises: a tool's failure or timeout is its result (CONTRACT §7), the turn goes on.
+    """
+    started = time.perf_counter()
+    try:
+        async with asyncio.timeout(spec.timeout):
+            return await spec.call(arguments), None, time.perf_counter() - started
+    except TimeoutError as exc:
+        error = f"the tool did not answer within {spec.timeout:g} s" if spec.timeout else describe(exc)
+    except Exception as exc:
+        logger.info("tool %s failed: %s", spec.name, describe(exc))
+        error = describe(exc)
+    return None, error, time.perf_counter() - started
+
+
+def _arguments(text: str) -> dict[str, Any] | None:
+    try:
+        arguments = json.loads(text or "{}")
+    except ValueError:
+        return None
+    return arguments if isinstance(arguments, dict) else None
+
+
+async def _call(call: ToolCall, tools: dict[str, ToolSpec]) -> ToolResultEvent:
+    arguments = _arguments(call.arguments)
+    spec = tools.get(call.name)
+    if spec is None:
+        error = f"unknown tool {call.name!r}; the tools are: {', '.join(sorted(tools)) or 'none'}"
+        return ToolResultEvent(call.id, call.name, arguments or {}, None, error, 0.0)
+    if arguments is None:
+        return ToolResultEvent(call.id, call.name, {}, None, f"invalid arguments for {call.name}: not a JSON object", 0.0)
+    result, error, duration = await run_tool(spec, arguments)
+    return ToolResultEvent(call.id, call.name, arguments, result, error, duration)
+
+
+def _output(call: ToolCall, result: ToolResultEvent) -> ToolOutput:
+    if result.error is not None:
+        return ToolOutput(call, result.error, error=True)
+    content = result.result if isinstance(result.result, str) else json.dumps(result.result, separators=(",", ":"), default=str)
+    return ToolOutput(call, content)
+
+
+# --- The reply ----------------------------------------------------------------------------------------
+
+
+async def _reply(
+    ref: ModelRef,
+    system_prompt: str,
+    messages: list[HistoryMessage | AssistantTurn | ToolOutput],
+    tools: Sequence[ToolSpec],
+    max_round_trips: int,
+    on_text: Callable[[str], None],
+) -> AsyncIterator[ReplyEvent]:
+    reply = ReplyBuilder(on_text)
+    by_name = {spec.name: spec for spec in tools}
+    usage = Usage()
+    for round_trip in range(1, max_round_trips + 1):
+        reply.new_part()
+        try:
+            response = await _respond(ref, ModelRequest(ref.model, system_prompt, tuple(messages), tuple(tools)), reply)
+        except ModelError as exc:
+            exc.partial_text, exc.usage = reply.so_far, usage + exc.usage
+            raise
+        usage += response.usage
+        if not response.tool_calls:
+            break
+        for call in response.tool_calls:
+            yield ToolCallEvent(call.id, call.name, _arguments(call.arguments) or {})
+        results = await asyncio.gather(*(_call(call, by_name) for call in response.tool_calls))
+        for result in results:
+            yield result
+        messages.append(AssistantTurn("".join(reply.part), response.tool_calls))
+        messages += [_output(call, result) for call, result in zip(response.tool_calls, results, strict=True)]
+        if round_trip == max_round_trips:
+            reply.limit(max_round_trips)
+    yield reply.done(usage, str(ref))
+
+
+async def stream_reply(
+    *,
+    model: str,
+    system_prompt: str,
+    history: list[HistoryMessage],
+    message: str,
+    attachments: Sequence[Attachment] = (),
+    tools: list[ToolSpec] | None = None,
+    max_round_trips: int = 10,
+    on_text: Callable[[str], None] | None = None,
+) -> AsyncIterator[ReplyEvent]:
+    """Stream the model's reply to `message`: ToolCallEvent / ToolResultEvent, then ReplyDone.
+
+    Text goes to `on_text` as the provider sends it (without it, it is yielded as TextDelta
+    events among the others). `system_prompt` is sent with every request. Raises ModelError when
+    the provider fails; its `partial_text` and `usage` hold what arrived before. Close the
+    generator (`contextlib.aclosing`) when leaving early: that cancels the request.
+    """
+    if max_round_trips < 1:
+        raise ValueError("max_round_trips must be at least 1")
+    if roles := {item.role for item in history} - {"user", "assistant"}:
+        raise ValueError(f"history role must be 'user' or 'assistant', not {sorted(roles)[0]!r}")
+    ref = parse_or_raise(model)
+    messages: list[HistoryMessage | AssistantTurn | ToolOutput] = [*history, HistoryMessage("user", message, tuple(attachments))]
+
+    def reply(text_to: Callable[[str], None]) -> AsyncIterator[ReplyEvent]:
+        return _reply(ref, system_prompt, messages, tools or [], max_round_trips, text_to)
+
+    events = reply(on_text) if on_text is not None else _text_as_events(reply)
+    async with aclosing(events):
+        try:
+            async for event in events:
+                yield event
+        except ModelError:
+            raise
+        except Exception as exc:  # tools never raise (run_tool): what is left is the provider library's
+            logger.warning("%s failed with an unmapped error", ref, exc_info=exc)
+            raise ModelError(f"{ref}: {describe(exc)}") from exc
+
+
+async def _text_as_events(reply: Callable[[Callable[[str], None]], AsyncIterator[ReplyEvent]]) -> AsyncIterator[ReplyEvent]:
+    """The reply's text among its events as TextDelta events, in order, for callers that iterate
+    everything rather than take the text through a callback."""
+    pending: asyncio.Queue[ReplyEvent | BaseException | None] = asyncio.Queue()
+
+    async def run() -> None:
+        try:
+            async with aclosing(reply(lambda text: pending.put_nowait(TextDelta(text)))) as events:
+                async for event in events:
+                    pending.put_nowait(event)
+        except Exception as exc:
+            pending.put_nowait(exc)
+        else:
+            pending.put_nowait(None)
+
+    producer = asyncio.create_task(run())
+    try:
+        while (item := await pending.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        if not producer.done():  # left early: the request is cancelled
+            producer.cancel()
+            with suppress(asyncio.CancelledError):
+                await producer
+
+
+async def complete(*, model: str, system_prompt: str, prompt: str, timeout: float | None = None) -> Completion:
+    """One request without tools or streaming, for side steps; ModelError on failure or after
+    `timeout` seconds (at most the first-token timeout)."""
+    ref = parse_or_raise(model)
+    provider = providers.for_ref(ref)
+    request = ModelRequest(ref.model, system_prompt, (HistoryMessage("user", prompt),))
+    limit = min(timeout or settings.CHAT_MODEL_FIRST_TOKEN_TIMEOUT, settings.CHAT_MODEL_FIRST_TOKEN_TIMEOUT)
+    try:
+        async with asyncio.timeout(limit):
+            return await _with_retries(str(ref), lambda: provider.complete(ref, request), lambda: False)
+    except TimeoutError as exc:
+        raise ModelError(f"{ref}: no answer within {limit:g} s") from exc
+    except ModelError:
+        raise
+    except Exception as exc:
+        logger.warning("%s failed with an unmapped error", ref, exc_info=exc)
+        raise ModelError(f"{ref}: {describe(exc)}") from exc

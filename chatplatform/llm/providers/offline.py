@@ -1,0 +1,139 @@
+"""The `offline` model (CONTRACT §7): built in, deterministic, no network. For demos and tests.
+
+It answers through the same tool loop as every provider, so `make run` shows what a real model
+does with nothing installed. Its skills, tried in order on each request:
+
+- after tool results: says what the tools returned;
+- a tool whose name words appear in the user's message (`current_time` for "what time is it?",
+  `word_count` for "count the words in: …"): calls it, its required text parameters filled with
+  the text after the message's first colon (or the whole message);
+- otherwise: an echo of the user's message ("You said: …").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from chatplatform.llm.types import (
+    AssistantTurn,
+    Completion,
+    HistoryMessage,
+    ModelRequest,
+    ModelResponse,
+    Sink,
+    ToolCall,
+    ToolOutput,
+    ToolSpec,
+    Usage,
+    estimate_tokens,
+)
+from chatplatform.model_names import ModelRef
+
+ECHO_LIMIT = 280  # characters of the message echoed: it answers demos and tests, not essays
+RESULT_LIMIT = 400  # characters of a tool result quoted
+_CHUNK = re.compile(r"\S+\s*|\s+")
+# Words of a tool's name too common to say the user asked for that tool.
+_GENERIC = frozenset({"get", "set", "list", "find", "search", "current", "tool", "the", "and", "for", "run", "make", "new"})
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+Skill = Callable[[ModelRequest], Answer | None]
+
+
+def _last_user_text(request: ModelRequest) -> str:
+    for message in reversed(request.messages):
+        if isinstance(message, HistoryMessage) and message.role == "user":
+            return " ".join(message.text.split())
+    return ""
+
+
+def _report_tool_results(request: ModelRequest) -> Answer | None:
+    outputs: list[ToolOutput] = []
+    for message in reversed(request.messages):
+        if not isinstance(message, ToolOutput):
+            break
+        outputs.insert(0, message)
+    if not outputs:
+        return None
+    lines = []
+    for output in outputs:
+        content = output.content if len(output.content) <= RESULT_LIMIT else output.content[: RESULT_LIMIT - 1] + "…"
+        lines.append(f"{output.call.name} failed: {content}" if output.error else f"{output.call.name} says: {content}")
+    return Answer("\n".join(lines))
+
+
+def _name_words(name: str) -> set[str]:
+    return {word for word in re.split(r"[_\W]+", name.lower()) if len(word) >= 3 and word not in _GENERIC}
+
+
+def _arguments(spec: ToolSpec, message: str) -> dict[str, str] | None:
+    """Required text parameters filled from the message; None when another kind is required."""
+    schema = spec.parameters_json_schema
+    properties = schema.get("properties") or {}
+    _, colon, after = message.partition(":")
+    text = after.strip() if colon and after.strip() else message
+    arguments = {}
+    for name in schema.get("required") or ():
+        if (properties.get(name) or {}).get("type") != "string":
+            return None
+        arguments[name] = text
+    return arguments
+
+
+def _call_a_named_tool(request: ModelRequest) -> Answer | None:
+    if not request.tools or not isinstance(request.messages[-1], HistoryMessage):
+        return None
+    message = _last_user_text(request)
+    words = set(re.findall(r"\w+", message.lower()))
+    words |= {word[:-1] for word in words if word.endswith("s")}  # "words" asks for word_count
+    for number, spec in enumerate(request.tools):
+        if _name_words(spec.name) & words and (arguments := _arguments(spec, message)) is not None:
+            call = ToolCall(f"offline-call-{len(request.messages)}-{number}", spec.name, json.dumps(arguments))
+            return Answer(f"Let me use {spec.name}.", (call,))
+    return None
+
+
+def _echo(request: ModelRequest) -> Answer:
+    text = _last_user_text(request)
+    if len(text) > ECHO_LIMIT:
+        text = text[: ECHO_LIMIT - 1] + "…"
+    return Answer(f"You said: {text}" if text else "You said nothing.")
+
+
+SKILLS: list[Skill] = [_report_tool_results, _call_a_named_tool]
+
+
+def answer(request: ModelRequest) -> Answer:
+    for skill in SKILLS:
+        if (found := skill(request)) is not None:
+            return found
+    return _echo(request)
+
+
+def _usage(request: ModelRequest, text: str) -> Usage:
+    prompt = request.system_prompt
+    for message in request.messages:
+        prompt += message.content if isinstance(message, ToolOutput) else message.text
+        if isinstance(message, AssistantTurn):
+            prompt += "".join(call.arguments for call in message.tool_calls)
+    return Usage(estimate_tokens(prompt), estimate_tokens(text), 1)
+
+
+async def stream(ref: ModelRef, request: ModelRequest, sink: Sink) -> ModelResponse:
+    found = answer(request)
+    for chunk in _CHUNK.findall(found.text):
+        sink.text(chunk)
+    return ModelResponse(found.text, found.tool_calls, _usage(request, found.text))
+
+
+async def complete(ref: ModelRef, request: ModelRequest) -> Completion:
+    found = answer(request)
+    return Completion(found.text, _usage(request, found.text))
