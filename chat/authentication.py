@@ -18,9 +18,9 @@ from django.conf import settings
 from django.contrib.auth import get_user
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
-from django.utils.functional import SimpleLazyObject
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
+from rest_framework.authentication import CSRFCheck
 from rest_framework.request import Request
 
 from chat.models import ChatUser
@@ -49,13 +49,21 @@ def bearer_token(authorization: str) -> str | None:
 
 
 def user_for_cookie(request: HttpRequest) -> ChatUser | None:
-    """The user of the request's `session` cookie, with Django's CSRF check of an unsafe method
-    (PermissionDenied when it fails, as every cookie request under /api/ gets); None without a
-    signed-in user. `request` is a plain Django request outside any middleware."""
+    """The active user of the request's `session` cookie, None without one; an unsafe method must
+    pass Django's CSRF check (PermissionDenied otherwise), as DRF's SessionAuthentication requires
+    of every cookie request under /api/. `request` is a plain Django request outside any middleware."""
     request.session = import_module(settings.SESSION_ENGINE).SessionStore(request.COOKIES.get(settings.SESSION_COOKIE_NAME))
-    request.user = SimpleLazyObject(lambda: get_user(request))
-    signed_in = SessionCookieAuthentication().authenticate(Request(request))
-    return signed_in[0] if signed_in else None
+    user = get_user(request)
+    if not user.is_authenticated or not user.is_active:
+        return None
+    # DRF's check (CSRFCheck, as SessionAuthentication.enforce_csrf runs it) on the Django request,
+    # whose POST parses form bodies only: the JSON body is parsed once, by the turn's admission.
+    check = CSRFCheck(lambda _: None)  # type: ignore[arg-type]
+    check.process_request(request)
+    reason = check.process_view(request, None, (), {})
+    if reason:
+        raise exceptions.PermissionDenied(f"CSRF Failed: {reason}")
+    return user
 
 
 class BearerJWTAuthentication(authentication.BaseAuthentication):

@@ -1,27 +1,20 @@
 """Database work of the streaming paths: the threads it runs on, and writes built once per model.
 
 `on_db_thread` runs sync database code on a small pool of threads of its own (one on SQLite,
-which has one writer anyway; four on PostgreSQL), off the event loop; their connections persist
-between calls. Few on purpose: each round trip a thread makes ends in a wait for the GIL, which
-the event loop and the other threads hold meanwhile, so more threads mean longer waits (8 → 4:
-TTFT p50 at 50 streams 374 → 355 ms on PostgreSQL, bench/converse.py-style bursts).
+which has one writer anyway; four on PostgreSQL), off the event loop. Their connections persist
+between calls, so each call first drops a connection the server has closed (a restart, a
+failover, an idle timeout: its socket has something to read while nothing was asked), and after
+a database error drops it unless it still answers: a dead connection fails at most the call that
+met it. Few threads on purpose: a round trip made from a thread ends in a wait for the GIL
+(docs/decisions.md).
 
-Every converse turn inserts a session (when new), the user's message and the answer. Django's
-`Model.objects.create` builds and compiles an InsertQuery for each row, about a third of a
-millisecond of CPU, where a whole streamed turn may spend five (issue 4). `write` inserts
-model instances with an INSERT written out once per model from its own table and columns, and
-takes each value through the field's own `pre_save`/`get_db_prep_save`: defaults, JSON, UUIDs
-and datetimes are stored exactly as the ORM stores them. No model signals are sent; the models
-written here have no receivers.
-
-The rows and an optional closing statement go in atomically. On PostgreSQL that is one
-statement (the inserts as data-modifying CTEs; foreign keys are checked at commit, Django
-declares them deferrable): one network round trip instead of BEGIN, a statement per row and
-COMMIT. Elsewhere (SQLite) the statements run in one transaction.
-
-On PostgreSQL these statements bind their parameters on the server (`cursor`), where Django's
-cursors bind them in the client: psycopg then quotes no value in Python. (Not prepared: Django
-turns psycopg's statement preparation off, for connection poolers such as PgBouncer.)
+`write` inserts model instances with an INSERT written out once per model (Django compiles a new
+InsertQuery for each `create`), each value taken through the field's own
+`pre_save`/`get_db_prep_save`, so rows are stored exactly as the ORM stores them. No model signals
+are sent; the models written here have none. The rows and an optional closing statement go in
+atomically: on PostgreSQL as one statement (data-modifying CTEs; foreign keys are checked at
+commit), elsewhere in one transaction. On PostgreSQL these statements bind their parameters on
+the server (`cursor`); statements are not prepared (Django turns that off, for PgBouncer).
 """
 
 from __future__ import annotations
@@ -29,30 +22,71 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
+import select
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
 from django.conf import settings
-from django.db import connections, models, transaction
+from django.db import DatabaseError, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+
+logger = logging.getLogger(__name__)
 
 _sqlite = settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
 _executor = ThreadPoolExecutor(max_workers=1 if _sqlite else 4, thread_name_prefix="turn-db")
 
 
 def on_db_thread(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`function` as a coroutine function run on the database threads.
+    """`function` as a coroutine function run on the database threads, on a connection known to be alive.
 
     A bare `run_in_executor`: asgiref's `sync_to_async` adds context copying and coroutine
     checks, about a tenth of a millisecond per hop, and `database_sync_to_async` also funnels
     everything through Django's one thread-sensitive thread."""
 
     async def on_thread(*args: Any, **kwargs: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(_executor, functools.partial(function, *args, **kwargs))
+        return await asyncio.get_running_loop().run_in_executor(_executor, functools.partial(_checked, function, args, kwargs))
 
     return on_thread
+
+
+def _checked(function: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    for connection in connections.all(initialized_only=True):
+        if _closed_by_server(connection):
+            logger.warning("database connection %s was closed by the server; opening another", connection.alias)
+            _drop(connection)
+    try:
+        return function(*args, **kwargs)
+    except DatabaseError:
+        for connection in connections.all(initialized_only=True):
+            if connection.connection is not None and not connection.in_atomic_block and not connection.is_usable():
+                _drop(connection)
+        raise
+
+
+def _closed_by_server(connection: BaseDatabaseWrapper) -> bool:
+    """Whether an idle connection is gone, without a round trip: the server has closed it (psycopg
+    knows, or its socket can be read while no query is under way)."""
+    raw = connection.connection
+    if raw is None or connection.vendor != "postgresql" or connection.in_atomic_block:
+        return False
+    if raw.closed or raw.broken:
+        return True
+    try:
+        readable, _, _ = select.select([raw.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
+def _drop(connection: BaseDatabaseWrapper) -> None:
+    """Close a dead connection so that the next query opens another: closed first, so a pool discards it."""
+    with contextlib.suppress(Exception):
+        connection.connection.close()
+    with contextlib.suppress(Exception):
+        connection.close()
 
 
 @functools.cache

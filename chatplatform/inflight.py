@@ -9,6 +9,17 @@ import logging
 logger = logging.getLogger(__name__)
 
 _tasks: set[asyncio.Task[None]] = set()  # the event loop keeps only weak references to tasks
+_accepting = True
+
+
+def accepting() -> bool:
+    """False once the process is shutting down: new work is refused."""
+    return _accepting
+
+
+def stop_accepting() -> None:
+    global _accepting
+    _accepting = False
 
 
 def track(task: asyncio.Task[None]) -> None:

@@ -48,5 +48,7 @@ class RedisCache(django_redis.RedisCache):
         # bound a blocking pool waits for a free connection (redis.asyncio's default one raises).
         options = {name: value for name, value in self._cache._pool_options.items() if name != "parser_class"}
         options.setdefault("max_connections", ASYNC_MAX_CONNECTIONS)
-        pool = redis.asyncio.BlockingConnectionPool.from_url(server, timeout=10, **options)
+        # Waiting for a free connection is bounded like a round trip: a frozen Redis holds them all.
+        wait = options.get("socket_timeout") or 10
+        pool = redis.asyncio.BlockingConnectionPool.from_url(server, timeout=wait, **options)
         return redis.asyncio.Redis(connection_pool=pool)

@@ -1,14 +1,14 @@
-"""The production ASGI server: uvicorn, waking once a second when idle instead of ten times.
+"""The production ASGI server: uvicorn, with a bounded drain of turns on SIGTERM and a once-a-second tick.
 
     python -m chatplatform.server chatplatform.asgi:application [uvicorn's options]
 
-uvicorn's `Server.main_loop` wakes every 100 ms to refresh the Date header (which changes once a
-second), check for a requested exit and a request limit. On this kind of VM a process woken by
-a timer is charged about a quarter of a millisecond of CPU for it, so those ten wakeups cost an
-idle server 2.5 ms of CPU a second and each sequential streamed turn (1.3 s) 2–3 ms of the 5 ms
-issue 4 allows (bench/converse.py). Here the loop wakes once a second, or at once when a signal
-asks it to stop, so shutting down is no slower. Everything else, the command line included, is
-uvicorn's own (`uvicorn.main`).
+On SIGTERM (or Ctrl-C) it stops accepting connections and turns at once, lets the turns under
+way finish for up to CHAT_SHUTDOWN_GRACE_SECONDS, then ends the rest (each stores its partial
+answer and tells its client) and exits (docs/faults.md).
+
+uvicorn's main loop wakes every 100 ms to refresh the Date header, which changes once a second;
+each timer wakeup costs the process CPU, so here it wakes once a second, or at once when a signal
+asks it to stop (docs/decisions.md). Everything else, the command line included, is uvicorn's.
 """
 
 from __future__ import annotations
@@ -16,13 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import socket
 from types import FrameType
 
 import uvicorn
 
+from chatplatform import inflight
+
 
 class Server(uvicorn.Server):
-    """uvicorn's server with a once-a-second housekeeping tick, woken early by an exit signal."""
+    """uvicorn's server with a drain of turns on shutdown, and a once-a-second housekeeping tick."""
 
     _loop: asyncio.AbstractEventLoop | None = None
     _exit_requested: asyncio.Event | None = None
@@ -34,6 +37,15 @@ class Server(uvicorn.Server):
         while not await self.on_tick(0):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._exit_requested.wait(), timeout=1.0)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        from django.conf import settings  # the application, loaded by now, configured Django
+
+        for server in self.servers:  # no new connection...
+            server.close()
+        inflight.stop_accepting()  # ...and no new turn on the connections open
+        await inflight.drain(settings.CHAT_SHUTDOWN_GRACE_SECONDS)
+        await super().shutdown(sockets)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)

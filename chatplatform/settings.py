@@ -170,6 +170,9 @@ if _database_url:
             "max_size": _int_env("DATABASE_POOL_MAX_SIZE", 20, minimum=1),
             "timeout": 10,
         }
+        # The pool checks a connection before handing it out: one the server closed (a restart, a
+        # failover) is replaced, not given to a request (chatplatform.db does the same for turns).
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -187,14 +190,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = _url_env("REDIS_URL", {"redis", "rediss", "unix"})
+# A request that needs Redis fails fast (503) when Redis is down or frozen, rather than waiting on it.
+REDIS_TIMEOUT_SECONDS = _float_env("REDIS_TIMEOUT_SECONDS", 1.0)
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "chatplatform.redis_cache.RedisCache",  # one client per process, not per request
             "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": REDIS_TIMEOUT_SECONDS, "socket_timeout": REDIS_TIMEOUT_SECONDS},
         }
     }
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
+    # No read timeout here: the layer's receive blocks on Redis for seconds by design.
+    _layer_host = {"address": REDIS_URL, "socket_connect_timeout": REDIS_TIMEOUT_SECONDS}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [_layer_host]}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "chatplatform"}}
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +23,8 @@ class _Loop(asyncio.SelectorEventLoop):
     session left to the garbage collector logs "Unclosed client session" long after its test."""
 
     def close(self) -> None:
-        if not self.is_closed() and not self.is_running():
+        # Not when the garbage collector closes a forgotten loop while another one runs.
+        if not self.is_closed() and not self.is_running() and asyncio._get_running_loop() is None:
             self.run_until_complete(http.close())
         super().close()
 
@@ -42,6 +44,12 @@ def bearer_token(user_id: str, *, admin: bool = False, expires_in: int = 3600, *
     if admin:
         payload["roles"] = [*payload.get("roles", []), "chat-admin"]
     return sign_token(payload)
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where a migrated SQLite file is kept for platform processes of the tests (tests.servers.migrated_copy)."""
+    return tmp_path_factory.mktemp("migrated") / "template.sqlite3"
 
 
 @pytest.fixture(autouse=True)

@@ -31,9 +31,10 @@ from chat.authentication import user_for_cookie, user_for_token
 from chat.models import ChatUser
 from chat.serializers import ChatUserSerializer, ConverseRequestSerializer
 from chat.turn.prompt import TurnContext, build_context
+from chatplatform import inflight
 from chatplatform.api import ratelimit
 from chatplatform.api.authentication import verified_subject
-from chatplatform.api.errors import PermissionDenied, RateLimited
+from chatplatform.api.errors import ApiError, Code, PermissionDenied, RateLimited
 from chatplatform.api.permissions import is_admin
 from chatplatform.db import on_db_thread
 
@@ -113,6 +114,8 @@ class Refused(Exception):
 
 
 async def admit(caller: Caller, body: bytes | str, content_type: str = "application/json") -> Admitted:
+    if not inflight.accepting():
+        raise Refused(ApiError("the server is shutting down; send the turn again", code=Code.SERVICE_UNAVAILABLE, status_code=503), None)
     budget = None
     identity = caller.known_now()
     if identity is not None:

@@ -146,7 +146,7 @@ async def _with_retries(model: str, attempt_once: Callable[[], Awaitable[Any]], 
             if received() or not exc.retryable or attempt == MAX_RETRIES:
                 raise
             delay = exc.retry_after if exc.retry_after is not None else _backoff(attempt)
-            logger.info("%s: %s; sending the request again in %.2f s", model, exc, delay)
+            logger.info("%s; sending the request again in %.2f s", exc, delay)
         await asyncio.sleep(delay)
     raise AssertionError("unreachable")
 

@@ -1,20 +1,19 @@
-"""`POST /api/chat/converse` under ASGI: bearer-token requests are served by the endpoint in front
-of Django (chat/endpoint.py), everything else by Django. Both must answer alike."""
+"""`/api/chat/converse` over HTTP, served in front of Django (chat/endpoint.py): what it answers
+besides the turn itself (the turn's answers through every transport: test_one_way_in.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.core.cache import caches
-from django.test import AsyncClient, Client
+from django.test import Client
 
-from chat.converse import wait_for_running_turns
 from chat.models import ChatMessage, ChatUser
+from chat.turn import wait_for_running_turns
 from chatplatform.asgi import application
 from tests.asgi_client import AsgiClient
 from tests.conftest import assert_error, bearer_token
@@ -24,57 +23,26 @@ from tests.peers import Reply
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SSE = {"Accept": "text/event-stream"}
-JSON = "application/json"
 
 
-def _comparable(headers: Any) -> dict[str, str]:
-    """Headers by lower-case name, without the one that counts requests."""
-    return {name.lower(): value for name, value in headers.items() if name.lower() != "x-ratelimit-remaining"}
-
-
-@pytest.mark.parametrize(
-    ("authorization", "data", "content_type"),
-    [
-        ("Bearer not-a-token", body(), "application/json"),
-        (None, b"{not json", "application/json"),
-        (None, b"hello", "text/plain"),
-        (None, body(chatAppId="missing"), "application/json"),
-        (None, body(message=None), "application/json"),
-    ],
-    ids=["bad-token", "not-json", "not-json-media-type", "unknown-chat-app", "missing-field"],
-)
-@pytest.mark.parametrize("accept", ["application/json", "text/event-stream"])
-async def test_the_endpoint_refuses_a_request_exactly_as_django_does(app, authorization, data, content_type, accept):
-    headers = {"AUTHORIZATION": authorization or f"Bearer {bearer_token('alice')}"}
-
-    through_django = await AsyncClient(**headers).post("/api/chat/converse", data, content_type=content_type, headers={"Accept": accept})
-    through_endpoint = await AsgiClient(**headers).post("/api/chat/converse", data, content_type=content_type, headers={"Accept": accept})
-
-    assert through_endpoint.status_code == through_django.status_code >= 400
-    assert through_endpoint.json() == through_django.json()
-    assert _comparable(through_endpoint.headers) == _comparable(through_django.headers)
-    assert {"x-ratelimit-limit", "x-content-type-options", "x-frame-options", "allow"} <= set(through_endpoint.headers)
-
-
-async def test_an_answer_carries_the_same_headers_as_through_django(app, openai_server):
+async def test_an_answer_carries_the_security_and_rate_limit_headers_every_api_answer_carries(app, openai_server):
     token = {"AUTHORIZATION": f"Bearer {bearer_token('alice')}"}
+    other_api = await AsgiClient(**token).request("GET", "/api/chat/user")
     for accept in ("application/json", "text/event-stream"):
-        openai_server.script([Reply(text="Hi."), Reply(text="Hi.")])
-        through_django = await AsyncClient(**token).post(
-            "/api/chat/converse", body(), content_type="application/json", headers={"Accept": accept}
-        )
-        if through_django.streaming:
-            [chunk async for chunk in through_django.streaming_content]
-        through_endpoint = await AsgiClient(**token).post(
-            "/api/chat/converse", body(), content_type="application/json", headers={"Accept": accept}
-        )
-        if through_endpoint.streaming:
-            await through_endpoint.read()
+        openai_server.script([Reply(text="Hi.")])
+        response = await AsgiClient(**token).post("/api/chat/converse", body(), headers={"Accept": accept})
+        await response.read()
         await wait_for_running_turns()
-        assert through_endpoint.status_code == through_django.status_code == 200
-        expected = _comparable(through_django.headers)
-        expected.pop("content-length", None)  # the length of a different session id's answer
-        assert {k: v for k, v in _comparable(through_endpoint.headers).items() if k != "content-length"} == expected
+        assert response.status_code == 200
+        for name in ("x-content-type-options", "x-frame-options", "referrer-policy", "cross-origin-opener-policy"):
+            assert response[name] == other_api[name], name
+        assert {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "allow"} <= set(response.headers)
+
+
+async def test_another_method_is_refused_with_the_methods_allowed(app):
+    response = await AsgiClient(AUTHORIZATION=f"Bearer {bearer_token('alice')}").request("GET", "/api/chat/converse")
+    assert_error(response, 405, "METHOD_NOT_ALLOWED")
+    assert response["Allow"] == "POST, OPTIONS"
 
 
 async def test_the_rate_limit_counts_converse_through_the_endpoint_and_answers_429(app, settings, openai_server, monkeypatch):
@@ -138,7 +106,7 @@ def _logged_in_cookies(user_id: str) -> dict[str, str]:
     return {"session": browser.cookies["session"].value, "csrftoken": "c" * 32}
 
 
-async def test_a_browser_session_converses_through_django_with_its_csrf_token(app, openai_server):
+async def test_a_browser_session_converses_with_its_csrf_token(app, openai_server):
     cookies = await sync_to_async(_logged_in_cookies)("alice")
     cookie_header = "; ".join(f"{name}={value}" for name, value in cookies.items())
     browser = AsgiClient(COOKIE=cookie_header)

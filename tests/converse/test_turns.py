@@ -317,7 +317,9 @@ async def test_every_check_of_the_turn_answers_in_the_envelope_with_its_code(app
 async def test_the_sse_path_answers_check_failures_with_their_status_not_a_stream(app, async_client_for):
     response, _events = await converse_sse(async_client_for("alice"), chatAppId="missing")
     assert_error(response, 404, "INVALID_CHAT_APP_ID")
-    response = await AsgiClient().post("/api/chat/converse", body(), content_type="application/json", headers={"Accept": "text/event-stream"})
+    response = await AsgiClient().post(
+        "/api/chat/converse", body(), content_type="application/json", headers={"Accept": "text/event-stream"}
+    )
     assert_error(response, 401)
 
 

@@ -1,7 +1,9 @@
-"""`chatplatform.llm.stream_reply` and `complete` against the scripted OpenAI-compatible server.
+"""`chatplatform.llm.stream_reply` and `complete` against the scripted model server.
 
-The real client (`chatplatform/openai_chat.py`, aiohttp over loopback) sits between the code under
-test and the server, so these tests see what a real `openai:` model would.
+The real provider code (chatplatform/llm/providers: our Chat Completions client over aiohttp, and
+pydantic-ai's Anthropic model) sits between the code under test and the server, so these tests
+see what a real model would. Those marked `per_provider` run once for each scriptable provider:
+the tool loop is the same for all of them (chatplatform/llm/loop.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from chatplatform.llm import HistoryMessage, ModelError, ReplyDone, TextDelta, T
 from tests.peers import Reply, ToolCall
 
 MODEL = "openai:test-model"
+PROVIDERS = ["openai:test-model", "anthropic:test-model"]
+per_provider = pytest.mark.parametrize("model", PROVIDERS)
 WEATHER_SCHEMA = {
     "type": "object",
     "properties": {"city": {"type": "string", "description": "City name"}},
@@ -30,8 +34,8 @@ async def collect(events: AsyncIterator[llm.ReplyEvent]) -> list[llm.ReplyEvent]
     return [event async for event in events]
 
 
-def reply_of(**overrides: Any) -> AsyncIterator[llm.ReplyEvent]:
-    arguments: dict[str, Any] = {"model": MODEL, "system_prompt": "You are terse.", "history": [], "message": "Hi"}
+def reply_of(model: str = MODEL, **overrides: Any) -> AsyncIterator[llm.ReplyEvent]:
+    arguments: dict[str, Any] = {"model": model, "system_prompt": "You are terse.", "history": [], "message": "Hi"}
     return llm.stream_reply(**{**arguments, **overrides})
 
 
@@ -41,24 +45,26 @@ def weather_tool(call: Any, *, timeout: float | None = None) -> ToolSpec:
     )
 
 
-async def test_streamed_deltas_arrive_in_order_and_concatenate_to_the_final_text(openai_server):
+@per_provider
+async def test_streamed_deltas_arrive_in_order_and_concatenate_to_the_final_text(openai_server, model):
     openai_server.script([Reply(text="The quick brown fox jumps.", prompt_tokens=12, completion_tokens=6)])
 
-    events = await collect(reply_of())
+    events = await collect(reply_of(model))
 
     deltas = [event.text for event in events if isinstance(event, TextDelta)]
     assert deltas == ["The ", "quick ", "brown ", "fox ", "jumps."]
     done = events[-1]
     assert isinstance(done, ReplyDone)
     assert done.text == "".join(deltas) == "The quick brown fox jumps."
-    assert done.model == MODEL
+    assert done.model == model
     assert done.limit_reached is False
 
 
-async def test_usage_comes_from_the_servers_usage_fields(openai_server):
+@per_provider
+async def test_usage_comes_from_the_servers_usage_fields(openai_server, model):
     openai_server.script([Reply(text="Fine.", prompt_tokens=123, completion_tokens=45)])
 
-    done = (await collect(reply_of()))[-1]
+    done = (await collect(reply_of(model)))[-1]
 
     assert done.usage == Usage(input_tokens=123, output_tokens=45, requests=1)
     assert done.usage.total_tokens == 168
@@ -90,7 +96,8 @@ async def test_system_prompt_history_and_message_reach_the_server_exactly_and_in
     assert "tools" not in request
 
 
-async def test_a_tool_call_round_trip_calls_the_tool_and_sends_its_result_back(openai_server):
+@per_provider
+async def test_a_tool_call_round_trip_calls_the_tool_and_sends_its_result_back(openai_server, model):
     openai_server.script(
         [
             Reply(tool_calls=[ToolCall("get_weather", {"city": "Paris"}, id="call_1")], prompt_tokens=30, completion_tokens=8),
@@ -103,7 +110,7 @@ async def test_a_tool_call_round_trip_calls_the_tool_and_sends_its_result_back(o
         received.append(arguments)
         return {"forecast": "sunny", "celsius": 21}
 
-    events = await collect(reply_of(message="Weather in Paris?", tools=[weather_tool(get_weather)]))
+    events = await collect(reply_of(model, message="Weather in Paris?", tools=[weather_tool(get_weather)]))
 
     assert received == [{"city": "Paris"}]
     call, result, *texts, done = events
@@ -116,31 +123,29 @@ async def test_a_tool_call_round_trip_calls_the_tool_and_sends_its_result_back(o
     assert "".join(t.text for t in texts) == done.text == "Sunny in Paris."
     assert done.usage == Usage(input_tokens=80, output_tokens=13, requests=2)
 
-    first, second = openai_server.requests
-    (offered,) = first["tools"]
-    assert offered["type"] == "function"
-    assert offered["function"]["name"] == "get_weather"
-    assert offered["function"]["description"] == "Current weather of a city."
-    assert offered["function"]["parameters"]["properties"] == WEATHER_SCHEMA["properties"]
-    assert offered["function"]["parameters"]["required"] == ["city"]
-    assert second["messages"][-2]["role"] == "assistant"
-    assert second["messages"][-2]["tool_calls"][0]["id"] == "call_1"
-    assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": '{"forecast":"sunny","celsius":21}'}
+    (offered,) = openai_server.offered_tools(0)
+    assert offered["name"] == "get_weather"
+    assert offered["description"] == "Current weather of a city."
+    assert offered["parameters"]["properties"] == WEATHER_SCHEMA["properties"]
+    assert offered["parameters"]["required"] == ["city"]
+    assert openai_server.tool_results(1) == [("call_1", '{"forecast":"sunny","celsius":21}')]
 
 
-async def test_the_tool_schema_given_is_not_modified(openai_server):
+@per_provider
+async def test_the_tool_schema_given_is_not_modified(openai_server, model):
     openai_server.script([Reply(text="ok")])
     schema = {"type": "object", "properties": {"city": {"type": "string"}}}
 
     async def noop(arguments: dict[str, Any]) -> str:
         return ""
 
-    await collect(reply_of(tools=[ToolSpec("get_weather", "d", schema, noop)]))
+    await collect(reply_of(model, tools=[ToolSpec("get_weather", "d", schema, noop)]))
 
     assert schema == {"type": "object", "properties": {"city": {"type": "string"}}}
 
 
-async def test_a_failing_tool_gives_the_model_an_error_result_and_the_turn_still_answers(openai_server):
+@per_provider
+async def test_a_failing_tool_gives_the_model_an_error_result_and_the_turn_still_answers(openai_server, model):
     openai_server.script(
         [
             Reply(tool_calls=[ToolCall("get_weather", {"city": "Oslo"}, id="call_9")]),
@@ -151,18 +156,18 @@ async def test_a_failing_tool_gives_the_model_an_error_result_and_the_turn_still
     async def broken(arguments: dict[str, Any]) -> Any:
         raise RuntimeError("weather service unreachable")
 
-    events = await collect(reply_of(tools=[weather_tool(broken)]))
+    events = await collect(reply_of(model, tools=[weather_tool(broken)]))
 
     result = next(event for event in events if isinstance(event, ToolResultEvent))
     assert result.result is None
     assert result.error == "RuntimeError: weather service unreachable"
     assert events[-1].text == "The weather service is down, sorry."
-    tool_message = openai_server.requests[1]["messages"][-1]
-    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_9"
-    assert "weather service unreachable" in tool_message["content"]
+    ((call_id, content),) = openai_server.tool_results(1)
+    assert call_id == "call_9" and "weather service unreachable" in content
 
 
-async def test_a_tool_slower_than_its_timeout_gives_the_model_a_timeout_error(openai_server):
+@per_provider
+async def test_a_tool_slower_than_its_timeout_gives_the_model_a_timeout_error(openai_server, model):
     openai_server.script([Reply(tool_calls=[ToolCall("get_weather", {"city": "Rome"})]), Reply(text="Too slow.")])
 
     async def slow(arguments: dict[str, Any]) -> str:
@@ -170,16 +175,17 @@ async def test_a_tool_slower_than_its_timeout_gives_the_model_a_timeout_error(op
         return "never"
 
     started = time.perf_counter()
-    events = await collect(reply_of(tools=[weather_tool(slow, timeout=0.02)]))
+    events = await collect(reply_of(model, tools=[weather_tool(slow, timeout=0.02)]))
 
     assert time.perf_counter() - started < 2
     result = next(event for event in events if isinstance(event, ToolResultEvent))
     assert result.error == "the tool did not answer within 0.02 s"
-    assert "did not answer within 0.02 s" in openai_server.requests[1]["messages"][-1]["content"]
+    assert "did not answer within 0.02 s" in openai_server.tool_results(1)[0][1]
     assert events[-1].text == "Too slow."
 
 
-async def test_tool_calls_of_one_model_response_run_concurrently(openai_server):
+@per_provider
+async def test_tool_calls_of_one_model_response_run_concurrently(openai_server, model):
     openai_server.script(
         [
             Reply(tool_calls=[ToolCall("get_weather", {"city": "A"}, id="a"), ToolCall("get_weather", {"city": "B"}, id="b")]),
@@ -195,15 +201,16 @@ async def test_tool_calls_of_one_model_response_run_concurrently(openai_server):
         await asyncio.wait_for(started[other].wait(), timeout=2)
         return f"met {other}"
 
-    events = await collect(reply_of(tools=[weather_tool(meet_the_other)]))
+    events = await collect(reply_of(model, tools=[weather_tool(meet_the_other)]))
 
     results = {event.call_id: event for event in events if isinstance(event, ToolResultEvent)}
     assert results["a"].result == "met B" and results["b"].result == "met A"
     # Results reach the model in the order of the calls, whichever finished first.
-    assert [m["tool_call_id"] for m in openai_server.requests[1]["messages"] if m["role"] == "tool"] == ["a", "b"]
+    assert [call_id for call_id, _ in openai_server.tool_results(1)] == ["a", "b"]
 
 
-async def test_the_tool_loop_stops_after_max_round_trips_with_a_final_answer(openai_server):
+@per_provider
+async def test_the_tool_loop_stops_after_max_round_trips_with_a_final_answer(openai_server, model):
     openai_server.script(lambda body: Reply(tool_calls=[ToolCall("get_weather", {"city": "Loop"})], prompt_tokens=10, completion_tokens=2))
     calls: list[dict[str, Any]] = []
 
@@ -211,7 +218,7 @@ async def test_the_tool_loop_stops_after_max_round_trips_with_a_final_answer(ope
         calls.append(arguments)
         return "again"
 
-    events = await collect(reply_of(tools=[weather_tool(record)], max_round_trips=3))
+    events = await collect(reply_of(model, tools=[weather_tool(record)], max_round_trips=3))
 
     done = events[-1]
     assert isinstance(done, ReplyDone)
@@ -220,17 +227,18 @@ async def test_the_tool_loop_stops_after_max_round_trips_with_a_final_answer(ope
     assert done.text == "".join(event.text for event in events if isinstance(event, TextDelta))
     assert len(openai_server.requests) == 3
     assert done.usage == Usage(input_tokens=30, output_tokens=6, requests=3)
-    # pydantic-ai runs the tool calls of the last allowed response before it refuses the next request.
+    # The tool calls of the last allowed response run before the loop stops.
     assert len(calls) == 3
 
 
-async def test_text_before_a_tool_call_and_the_final_answer_are_separated(openai_server):
+@per_provider
+async def test_text_before_a_tool_call_and_the_final_answer_are_separated(openai_server, model):
     openai_server.script([Reply(text="Let me check.", tool_calls=[ToolCall("get_weather", {"city": "Nice"})]), Reply(text="It is warm.")])
 
     async def warm(arguments: dict[str, Any]) -> str:
         return "warm"
 
-    events = await collect(reply_of(tools=[weather_tool(warm)]))
+    events = await collect(reply_of(model, tools=[weather_tool(warm)]))
 
     assert events[-1].text == "Let me check.\n\nIt is warm."
     assert events[-1].text == "".join(event.text for event in events if isinstance(event, TextDelta))

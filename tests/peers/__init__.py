@@ -1,8 +1,8 @@
 """Real peers on loopback that tests talk to instead of mocks (STYLE.md: "prefer a real peer").
 
-`openai_server` is a pytest fixture: a scripted OpenAI-compatible model server, with
-`OPENAI_BASE_URL` pointing at it and the model cache of chatplatform.llm cleared, so any
-`openai:<name>` model of the code under test talks to it. Register it in your folder's conftest.py:
+`openai_server` is a pytest fixture: a scripted model server, with `OPENAI_BASE_URL` and
+`ANTHROPIC_BASE_URL` pointing at it and the model cache of chatplatform.llm cleared, so any
+`openai:<name>` or `anthropic:<name>` model of the code under test talks to it. Register it in your folder's conftest.py:
 
     from tests.peers import openai_server  # noqa: F401  (a pytest fixture, registered by importing it here)
 
@@ -48,6 +48,8 @@ def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
     server.reset()
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url.removesuffix("/v1"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     llm.clear_model_cache()  # cached models keep the base URL they were built with
     yield server
     server.reset()

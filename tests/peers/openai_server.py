@@ -1,10 +1,11 @@
-"""A scripted OpenAI-compatible model server on loopback, for tests and benchmarks.
+"""A scripted model server on loopback, for tests and benchmarks.
 
-It speaks OpenAI's Chat Completions at `POST /v1/chat/completions` (JSON, and Server-Sent Events
-when the request has `stream: true`), so the real provider library runs between the code under
-test and the "model". Each request is answered by the next scripted `Reply` (or by a callable
-`reply(request_json) -> Reply`), and every request body is recorded so a test can assert what the
-model saw: system prompt, history, tools, tool results.
+It speaks OpenAI's Chat Completions at `POST /v1/chat/completions` and Anthropic's Messages API
+at `POST /v1/messages` (JSON, and Server-Sent Events when the request has `stream: true`), so
+the real provider code runs between the code under test and the "model". Each request is
+answered by the next scripted `Reply` (or by a callable `reply(request_json) -> Reply`), and
+every request body is recorded so a test can assert what the model saw: system prompt, history,
+tools, tool results (`tool_results` and `offered_tools` read them the same way for both APIs).
 
 It is uvicorn serving a small raw ASGI app on its own event loop in a daemon thread, so sync and
 async tests can both use it, and hundreds of concurrent streams cost one coroutine each (the
@@ -57,6 +58,7 @@ class Reply:
     A `status` other than 200 answers with `error` (default: an OpenAI-shaped error body) and
     `headers` (e.g. `{"retry-after-ms": "1"}` to make the SDK's retries instant).
     `first_token_delay` is slept before the first chunk, `token_delay` between chunks.
+    `break_after` chunks of a streamed answer, the connection is dropped (a model server that dies mid-answer).
     """
 
     text: str = ""
@@ -69,6 +71,7 @@ class Reply:
     first_token_delay: float = 0.0
     token_delay: float = 0.0
     chunks: Sequence[str] | None = None
+    break_after: int | None = None
 
     def text_chunks(self) -> list[str]:
         if self.chunks is not None:
@@ -93,11 +96,13 @@ class OpenAIServer:
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._headers: list[dict[str, str]] = []
+        self._dialects: list[str] = []  # "openai" or "anthropic", per request
         self._script: list[Reply] = []
         self._reply_fn: Callable[[dict[str, Any]], Reply] | None = None
         self.unscripted = 0
         self._serving: ThreadedServer | None = None
         self.port = 0
+        self.scheme = "http"
 
     # --- scripting and inspection (called from the test's thread) ----------------------------
 
@@ -114,6 +119,7 @@ class OpenAIServer:
         with self._lock:
             self._requests.clear()
             self._headers.clear()
+            self._dialects.clear()
             self._script.clear()
             self._reply_fn = None
             self.unscripted = 0
@@ -129,15 +135,41 @@ class OpenAIServer:
         with self._lock:
             return list(self._headers)
 
+    def tool_results(self, index: int) -> list[tuple[str, str]]:
+        """(call id, content) of each tool result request `index` sent back to the model, in order."""
+        request = self.requests[index]
+        if self._dialects[index] == "openai":
+            return [(m["tool_call_id"], m["content"]) for m in request["messages"] if m["role"] == "tool"]
+        results = []
+        for message in request["messages"]:
+            for block in message["content"] if isinstance(message["content"], list) else ():
+                if block.get("type") == "tool_result":
+                    content = block.get("content")
+                    text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content or ())
+                    results.append((block["tool_use_id"], text))
+        return results
+
+    def offered_tools(self, index: int) -> list[dict[str, Any]]:
+        """`{name, description, parameters}` of each tool request `index` offered the model."""
+        request = self.requests[index]
+        if self._dialects[index] == "openai":
+            return [dict(tool["function"]) for tool in request.get("tools", ())]
+        return [
+            {"name": t["name"], "description": t.get("description", ""), "parameters": t["input_schema"]} for t in request.get("tools", ())
+        ]
+
     @property
     def base_url(self) -> str:
         """The value for `OPENAI_BASE_URL`."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.scheme}://127.0.0.1:{self.port}/v1"
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    def start(self) -> OpenAIServer:
-        self._serving = ThreadedServer(self._app, name="openai-server", backlog=2048)  # the converse bench connects 500 at once
+    def start(self, *, certfile: str | None = None, keyfile: str | None = None) -> OpenAIServer:
+        """Serve on a free loopback port; over TLS given a certificate and its key."""
+        tls = {"ssl_certfile": certfile, "ssl_keyfile": keyfile} if certfile and keyfile else None
+        self.scheme = "https" if tls else "http"
+        self._serving = ThreadedServer(self._app, name="openai-server", backlog=2048, tls=tls)  # the converse bench connects 500 at once
         self.port = self._serving.start()
         return self
 
@@ -154,10 +186,11 @@ class OpenAIServer:
 
     # --- the ASGI app (runs on the server's own loop) --------------------------------------------
 
-    def _next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply | None:
+    def _next_reply(self, body: dict[str, Any], headers: dict[str, str], dialect: str) -> Reply | None:
         with self._lock:
             self._requests.append(body)
             self._headers.append(headers)
+            self._dialects.append(dialect)
             reply_fn = self._reply_fn
             if reply_fn is None:
                 if self._script:
@@ -171,6 +204,8 @@ class OpenAIServer:
             return
         try:
             await self._answer(scope, receive, send)
+        except BrokenOff:
+            raise  # uvicorn closes the connection mid-body
         except asyncio.CancelledError:
             # stop() cancels replies still sleeping through their scripted delays: nothing is left to answer.
             return
@@ -182,7 +217,8 @@ class OpenAIServer:
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        if scope["method"] != "POST" or scope["path"].rstrip("/") != "/v1/chat/completions":
+        dialect = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}.get(scope["path"].rstrip("/"))
+        if scope["method"] != "POST" or dialect is None:
             await _send_json(
                 send, 404, {"error": {"message": f"no route {scope['method']} {scope['path']}", "type": "invalid_request_error"}}
             )
@@ -193,7 +229,7 @@ class OpenAIServer:
             await _send_json(send, 400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
             return
         headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
-        reply = self._next_reply(body, headers)
+        reply = self._next_reply(body, headers, dialect)
         if reply is None:
             error = {"error": {"message": "the test script has no reply left for this request", "type": "server_error"}}
             await _send_json(send, 500, error, {"x-should-retry": "false"})  # fail the test now, not after the SDK's retries
@@ -201,6 +237,9 @@ class OpenAIServer:
         if reply.status != 200:
             await asyncio.sleep(reply.first_token_delay)
             await _send_json(send, reply.status, reply.error_body(), reply.headers)
+            return
+        if dialect == "anthropic":
+            await anthropic_answer(send, reply, body)
             return
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -260,17 +299,30 @@ def _stream_events(reply: Reply, *, model: str, include_usage: bool) -> Iterator
         yield False, {**base, "choices": [], "usage": _usage(reply)}
 
 
-async def _stream(send: Send, reply: Reply, *, model: str, include_usage: bool) -> None:
+class BrokenOff(Exception):
+    """Raised by the app mid-answer: uvicorn then drops the connection without ending the body."""
+
+
+async def stream_frames(send: Send, reply: Reply, frames: Iterator[tuple[bool, bytes]], end: bytes) -> None:
+    """Send an SSE answer: `frames` as (is_token, bytes), each token after its scripted delay."""
     headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
     headers += [(k.lower().encode(), v.encode()) for k, v in reply.headers.items()]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
-    first = True
-    for is_token, payload in _stream_events(reply, model=model, include_usage=include_usage):
+    tokens = 0
+    for is_token, frame in frames:
         if is_token:
-            await asyncio.sleep(reply.first_token_delay if first else reply.token_delay)
-            first = False
-        await send({"type": "http.response.body", "body": f"data: {json.dumps(payload)}\n\n".encode(), "more_body": True})
-    await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+            if reply.break_after is not None and tokens == reply.break_after:
+                raise BrokenOff(f"scripted break after {tokens} chunks")
+            await asyncio.sleep(reply.first_token_delay if tokens == 0 else reply.token_delay)
+            tokens += 1
+        await send({"type": "http.response.body", "body": frame, "more_body": True})
+    await send({"type": "http.response.body", "body": end, "more_body": False})
+
+
+async def _stream(send: Send, reply: Reply, *, model: str, include_usage: bool) -> None:
+    events = _stream_events(reply, model=model, include_usage=include_usage)
+    frames = ((is_token, f"data: {json.dumps(payload)}\n\n".encode()) for is_token, payload in events)
+    await stream_frames(send, reply, frames, b"data: [DONE]\n\n")
 
 
 async def _send_json(send: Send, status: int, payload: dict[str, Any], extra_headers: Mapping[str, str] | None = None) -> None:
@@ -279,6 +331,65 @@ async def _send_json(send: Send, status: int, payload: dict[str, Any], extra_hea
     headers += [(k.lower().encode(), v.encode()) for k, v in (extra_headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+# --- Anthropic's Messages API (`anthropic:` models) --------------------------------------------------
+
+
+def _anthropic_usage(reply: Reply) -> dict[str, int]:
+    return {"input_tokens": reply.prompt_tokens, "output_tokens": reply.completion_tokens}
+
+
+def _anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
+    content += [
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": json.loads(call.arguments_json)} for call in reply.tool_calls
+    ]
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:16]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+        "stop_sequence": None,
+        "usage": _anthropic_usage(reply),
+    }
+
+
+def _anthropic_events(reply: Reply, model: str) -> Iterator[tuple[bool, str, dict[str, Any]]]:
+    """(is_token, event name, data) in wire order."""
+    start = {**_anthropic_message(Reply(), model), "usage": {"input_tokens": reply.prompt_tokens, "output_tokens": 0}}
+    yield False, "message_start", {"type": "message_start", "message": start}
+    index = 0
+    if reply.text:
+        yield False, "content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+        for text in reply.text_chunks():
+            yield True, "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}
+        yield False, "content_block_stop", {"type": "content_block_stop", "index": 0}
+        index = 1
+    for number, call in enumerate(reply.tool_calls, start=index):
+        block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+        yield True, "content_block_start", {"type": "content_block_start", "index": number, "content_block": block}
+        arguments = call.arguments_json
+        for at in range(0, len(arguments), 16):
+            delta = {"type": "input_json_delta", "partial_json": arguments[at : at + 16]}
+            yield True, "content_block_delta", {"type": "content_block_delta", "index": number, "delta": delta}
+        yield False, "content_block_stop", {"type": "content_block_stop", "index": number}
+    stop = {"stop_reason": "tool_use" if reply.tool_calls else "end_turn", "stop_sequence": None}
+    yield False, "message_delta", {"type": "message_delta", "delta": stop, "usage": {"output_tokens": reply.completion_tokens}}
+
+
+async def anthropic_answer(send: Send, reply: Reply, body: dict[str, Any]) -> None:
+    model = str(body.get("model", ""))
+    if not body.get("stream"):
+        await asyncio.sleep(reply.first_token_delay + reply.token_delay * max(len(reply.text_chunks()) - 1, 0))
+        await _send_json(send, 200, _anthropic_message(reply, model), reply.headers)
+        return
+    frames = (
+        (is_token, f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()) for is_token, name, data in _anthropic_events(reply, model)
+    )
+    await stream_frames(send, reply, frames, b'event: message_stop\ndata: {"type": "message_stop"}\n\n')
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -14,8 +14,11 @@ class ThreadedServer:
     """`start()` binds a free loopback port first (known at once, taken by no one else), then
     serves `app` in a daemon thread; `stop()` ends it, gracefully for `graceful` seconds first."""
 
-    def __init__(self, app: Any, *, name: str, lifespan: str = "off", backlog: int = 1024, graceful: float = 0.0) -> None:
+    def __init__(
+        self, app: Any, *, name: str, lifespan: str = "off", backlog: int = 1024, graceful: float = 0.0, tls: dict[str, str] | None = None
+    ) -> None:
         self.app, self.name, self.lifespan, self.backlog, self.graceful = app, name, lifespan, backlog, graceful
+        self.tls = tls or {}  # uvicorn's ssl_certfile and ssl_keyfile
         self.port = 0
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -35,6 +38,7 @@ class ThreadedServer:
             access_log=False,
             timeout_graceful_shutdown=1,
             backlog=self.backlog,
+            **self.tls,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, name=self.name, daemon=True)
