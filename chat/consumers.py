@@ -2,9 +2,9 @@
 as JSON frames `{"type": <event>, ...fields}`, the same events as the SSE stream.
 
 Turns sent on one socket are answered one after another, in the order received (their deltas
-would otherwise interleave). At most CHAT_WS_MAX_QUEUED_TURNS may wait behind the one running;
-a turn beyond that is refused at once with an `error` frame. A turn accepted is run and stored
-even when the socket closes before its answer (docs/faults.md).
+would otherwise interleave). At most CHAT_WS_MAX_QUEUED_TURNS turns of a socket may be accepted
+and not yet answered; one beyond that is refused at once with an `error` frame. A turn accepted
+is run and stored even when the socket closes before its answer (docs/faults.md).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class ConverseConsumer(AsyncWebsocketConsumer):
         address = (self.scope.get("client") or ("unknown", 0))[0]
         self.caller = turn.SocketCaller(getattr(user, "_wrapped", user), address)
         self.waiting: deque[str | bytes] = deque()
+        self.unanswered = 0  # accepted turns not yet answered, the one running included
         self.open = True
         self.worker: asyncio.Task[None] | None = None
         await self.accept()
@@ -54,11 +55,12 @@ class ConverseConsumer(AsyncWebsocketConsumer):
         await handler(message)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if len(self.waiting) >= settings.CHAT_WS_MAX_QUEUED_TURNS:
-            limit = settings.CHAT_WS_MAX_QUEUED_TURNS
-            refused = InvalidRequest(f"at most {limit} turns may wait on a socket; send the next after this one's done or error")
+        limit = settings.CHAT_WS_MAX_QUEUED_TURNS
+        if self.unanswered >= limit:
+            refused = InvalidRequest(f"at most {limit} turns of a socket may await their answer; send more after a done or error")
             await self.send(text_data=turn.frame(turn.error_event(refused)))
             return
+        self.unanswered += 1
         self.waiting.append(text_data if text_data is not None else (bytes_data or b""))
         if self.worker is None:
             # Tracked: the turns accepted on this socket are run even after it closes, and a shutdown drains them.
@@ -80,12 +82,18 @@ class ConverseConsumer(AsyncWebsocketConsumer):
         while self.waiting:
             body = self.waiting.popleft()
             try:
-                events = turn.start(await turn.admit(self.caller, body))
-            except turn.Refused as refused:
-                await self._send_frame(turn.error_event(refused.error))
-                continue
-            # Read to the end even when the socket has closed: the next turn waits for this one.
-            while (batch := await events.batch()) is not None:
-                for event in batch:
-                    await self._send_frame(event)
+                await self._answer(body)
+            finally:
+                self.unanswered -= 1
         self.worker = None
+
+    async def _answer(self, body: str | bytes) -> None:
+        try:
+            events = turn.start(await turn.admit(self.caller, body))
+        except turn.Refused as refused:
+            await self._send_frame(turn.error_event(refused.error))
+            return
+        # Read to the end even when the socket has closed: the next turn waits for this one.
+        while (batch := await events.batch()) is not None:
+            for event in batch:
+                await self._send_frame(event)

@@ -15,6 +15,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from agents.models import TestType
+from chatplatform.api.exceptions import UNAVAILABLE
 
 # Authenticated users are kept in the shared cache: reading one there costs a fraction of the
 # ORM query, and every save or delete drops the entry. In front of it, each process remembers a
@@ -73,6 +74,8 @@ class ChatUserManager(BaseUserManager["ChatUser"]):
         else:
             try:
                 values = cache.get(key)
+            except UNAVAILABLE:
+                raise  # the cache is down: the request fails fast (503), not slowly twice
             except Exception:  # unreadable (written by another release): a miss
                 return None
             if isinstance(values, dict):

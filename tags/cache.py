@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from chatplatform import generations
+from chatplatform.api.exceptions import UNAVAILABLE
 
 logger = logging.getLogger("tags.cache")
 
@@ -56,6 +57,8 @@ def _shared(name: str, compute: Callable[[], T], keep: Callable[[T], bool] | Non
     key = f"tags:{generation()}:{name}"
     try:
         hit: Any = cache.get(key)
+    except UNAVAILABLE:
+        raise  # the cache is down: fail fast (503)
     except Exception:  # an entry this build cannot read (written by another release): a miss
         logger.warning("unreadable tag cache entry %s; recomputing", key, exc_info=True)
         hit = None

@@ -43,10 +43,9 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 def sqlite_env(database: Path, **extra: str) -> dict[str, str]:
-    """The environment of a platform process on its own SQLite file and the embedded cache (no REDIS_URL)."""
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "DEBUG": "true", "LOG_LEVEL": "WARNING", **extra}
-    env.pop("REDIS_URL", None)
-    return env
+    """The environment of a platform process on its own SQLite file, on the embedded cache unless `extra` names a REDIS_URL."""
+    env = {name: value for name, value in os.environ.items() if name != "REDIS_URL"}
+    return {**env, "DATABASE_URL": f"sqlite:///{database}", "DEBUG": "true", "LOG_LEVEL": "WARNING", **extra}
 
 
 def migrated_copy(template: Path, folder: Path) -> Path:

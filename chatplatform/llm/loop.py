@@ -117,13 +117,14 @@ async def _watched(sink: Sink, model: str) -> AsyncIterator[None]:
 
             def check() -> None:
                 nonlocal handle
+                now = loop.time()
                 due = sink.last_activity + idle if sink.received else started + first
-                if loop.time() >= due:
-                    deadline.reschedule(loop.time())
-                else:
-                    handle = loop.call_at(due, check)
+                if now >= due:
+                    deadline.reschedule(now)
+                else:  # before the first token, look again within `idle`: a token may start the idle bound
+                    handle = loop.call_at(due if sink.received else min(due, now + idle), check)
 
-            handle = loop.call_at(started + first, check)
+            handle = loop.call_at(started + min(first, idle), check)
             try:
                 yield
             finally:

@@ -239,8 +239,9 @@ def cost(model: str, usage: Usage, prices: Mapping[str, Mapping[str, float]]) ->
 @dataclass
 class Sink:
     """Where a provider puts a streamed response as it arrives: `text` for the reply's text,
-    `alive` for any other chunk (a tool call's arguments), so the loop's watchdog can tell a
-    silent provider from a busy one. `received` is set by the first chunk of either kind."""
+    `alive` for the other tokens (a tool call's name and arguments), so the loop's watchdog can
+    tell a silent provider from a busy one. `received` is set by the first token of either kind;
+    what carries none (a role, usage, a keep-alive) does not count."""
 
     on_text: Callable[[str], None]
     received: bool = False

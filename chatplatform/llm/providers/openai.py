@@ -151,7 +151,6 @@ class _Reader:
 
     def feed(self, data: bytes) -> None:
         *lines, self._partial = (self._partial + data).split(b"\n")
-        self.sink.alive()
         for line in lines:
             if line.startswith(b"data:") and (payload := line[5:].strip()) != b"[DONE]":
                 self._chunk(orjson.loads(payload))
@@ -168,6 +167,7 @@ class _Reader:
                 self.text.append(text)
                 self.sink.text(text)
             for call in delta.get("tool_calls") or ():
+                self.sink.alive()
                 entry = self.calls.setdefault(call.get("index", 0), {"id": "", "name": "", "arguments": ""})
                 function = call.get("function") or {}
                 entry["id"] = call.get("id") or entry["id"]

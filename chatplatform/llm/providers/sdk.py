@@ -162,7 +162,7 @@ async def stream(ref: ModelRef, request: ModelRequest, sink: Sink) -> ModelRespo
                 if chunk:
                     text.append(chunk)
                     sink.text(chunk)
-                else:
+                elif isinstance(event, PartStartEvent | PartDeltaEvent):  # a tool call's tokens
                     sink.alive()
             response, usage = events.get(), events.usage
     except Exception as exc:

@@ -1,0 +1,3 @@
+"""Fixtures of these tests: the scripted model server."""
+
+from tests.peers import openai_server  # noqa: F401  (a pytest fixture, registered by importing it here)
