@@ -53,6 +53,8 @@ def on_db_thread(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _checked(function: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    if not settings.DATABASE_HEALTH_CHECKS:
+        return function(*args, **kwargs)
     for connection in connections.all(initialized_only=True):
         if _closed_by_server(connection):
             logger.warning("database connection %s was closed by the server; opening another", connection.alias)

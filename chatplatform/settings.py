@@ -156,6 +156,9 @@ TEMPLATES = [
 # --- Database, cache, channel layer (CONTRACT §1: embedded defaults) ---------------------------
 
 _database_url = _url_env("DATABASE_URL", {"postgres", "postgresql", "pgsql", "sqlite"})
+# Connections the server closed are found and replaced (docs/faults.md). Off only to measure what
+# the checks cost (bench/faults.py).
+DATABASE_HEALTH_CHECKS = _bool_env("DATABASE_HEALTH_CHECKS", default=True)
 if _database_url:
     try:
         DATABASES = {"default": env.db_url_config(_database_url)}
@@ -172,7 +175,7 @@ if _database_url:
         }
         # The pool checks a connection before handing it out: one the server closed (a restart, a
         # failover) is replaced, not given to a request (chatplatform.db does the same for turns).
-        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = DATABASE_HEALTH_CHECKS
 else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

@@ -22,10 +22,10 @@ from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError
 
 from chat import services
-from chat.turn import reply
 from chat.turn.admission import Admitted
 from chat.turn.events import Turn, TurnEvent, error_event
 from chat.turn.prompt import TurnContext, with_directives
+from chat.turn.reply import Emit, Transcript, stream, toolset, trace
 from chat.turn.titles import fallback_title, title_session, title_without_model
 from chat.turn.usage import Ledger, ms_since
 from chat.turn.verification import verify
@@ -37,7 +37,6 @@ from directives.selection import select
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Emit = reply.Emit
 STORE_RETRY_SECONDS = 10.0  # how long storing an answer is tried again while the database is unreachable
 NO_TEXT = "(no answer: it failed before any text)"  # a failed, empty answer as history shows it to the model
 
@@ -66,7 +65,7 @@ class _Failed(Exception):
 
 
 async def _run(context: TurnContext, claim: services.TurnClaim, emit: Emit) -> None:
-    transcript, ledger = reply.Transcript(emit), Ledger()
+    transcript, ledger = Transcript(emit), Ledger()
     lease: _Lease | None = None
     started = time.perf_counter()
     try:
@@ -104,19 +103,19 @@ async def _run(context: TurnContext, claim: services.TurnClaim, emit: Emit) -> N
         emit(None)
 
 
-async def _answer(context: TurnContext, claim: services.TurnClaim, transcript: reply.Transcript, ledger: Ledger, started: float) -> None:
+async def _answer(context: TurnContext, claim: services.TurnClaim, transcript: Transcript, ledger: Ledger, started: float) -> None:
     emit = transcript.emit
     assert claim.user_message is not None
     session_id = claim.session_id
     emit(TurnEvent("session", {"sessionId": str(session_id), "userMessageId": str(claim.user_message.pk)}))
     history = [llm.HistoryMessage("user" if source == "user" else "assistant", text or NO_TEXT) for source, text in claim.history]
     system_prompt = await _with_chosen_directives(context, ledger, emit)
-    tools = reply.toolset(context, session_id, ledger, emit)
+    tools = toolset(context, session_id, ledger, emit)
     model_started = time.perf_counter()
-    answer = await reply.stream(
+    answer = await stream(
         transcript, model=context.model, system_prompt=system_prompt, history=history, message=context.message, tools=tools
     )
-    reply.trace(emit, context, ledger.add("model", answer.model, answer.usage, ms_since(model_started)))
+    trace(emit, context, ledger.add("model", answer.model, answer.usage, ms_since(model_started)))
     text, verifications = answer.text, []
     if context.on("verifyResponse"):
         text, verifications = await verify(
@@ -150,7 +149,7 @@ async def _with_chosen_directives(context: TurnContext, ledger: Ledger, emit: Em
     }
     if selection.error:
         details["error"] = selection.error
-    reply.trace(emit, context, ledger.add("selection", selection.model, selection.usage, selection.duration_ms, **details))
+    trace(emit, context, ledger.add("selection", selection.model, selection.usage, selection.duration_ms, **details))
     return with_directives(context.system_prompt, selection.chosen) if selection.chosen else context.system_prompt
 
 
@@ -220,7 +219,7 @@ async def _finish(
 
 
 async def _fail(
-    context: TurnContext, claim: services.TurnClaim, transcript: reply.Transcript, ledger: Ledger, started: float, failed: _Failed
+    context: TurnContext, claim: services.TurnClaim, transcript: Transcript, ledger: Ledger, started: float, failed: _Failed
 ) -> None:
     """Tell the client, then store what was streamed as a failed answer (the session moves on with it)."""
     transcript.emit(failed.event)

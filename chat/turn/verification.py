@@ -8,8 +8,8 @@ import re
 import time
 from typing import Any
 
-from chat.turn import reply
 from chat.turn.prompt import TurnContext
+from chat.turn.reply import Transcript, stream, trace
 from chat.turn.usage import Ledger, ms_since
 from chatplatform import llm
 
@@ -32,7 +32,7 @@ def parse_grade(text: str) -> tuple[str | None, str]:
 
 
 async def verify(
-    transcript: reply.Transcript,
+    transcript: Transcript,
     context: TurnContext,
     ledger: Ledger,
     *,
@@ -54,12 +54,12 @@ async def verify(
     except llm.ModelError as exc:
         failed = {"stage": "verification", "model": model, "durationMs": ms_since(started), "error": str(exc)}
         ledger.traces.append(failed)
-        reply.trace(emit, context, failed)
+        trace(emit, context, failed)
         return answer, [{"grade": None, "model": model, "error": str(exc)}]
     grade, feedback = parse_grade(graded.text)
     threshold = (context.features.get("verifyResponse") or {}).get("autoRepromptThreshold")
     reprompt = grade is not None and threshold in GRADES and GRADES.index(grade) >= GRADES.index(threshold)
-    reply.trace(emit, context, ledger.add("verification", model, graded.usage, ms_since(started), grade=grade))
+    trace(emit, context, ledger.add("verification", model, graded.usage, ms_since(started), grade=grade))
     verification: dict[str, Any] = {"grade": grade, "model": model, "feedback": feedback, "reprompted": reprompt}
     if not reprompt:
         return answer, [verification]
@@ -70,7 +70,7 @@ async def verify(
         + (f" The reviewer says: {feedback}" if feedback else "")
         + "\nAnswer my previous question again, correctly. Give only the corrected answer."
     )
-    corrected = await reply.stream(
+    corrected = await stream(
         transcript,
         model=context.model,
         system_prompt=system_prompt,
@@ -78,5 +78,5 @@ async def verify(
         message=correction,
         tools=tools,
     )
-    reply.trace(emit, context, ledger.add("reprompt", corrected.model, corrected.usage, ms_since(started)))
+    trace(emit, context, ledger.add("reprompt", corrected.model, corrected.usage, ms_since(started)))
     return f"{answer}{CORRECTIONS_HEADING}{corrected.text}", [verification]

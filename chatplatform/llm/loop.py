@@ -25,7 +25,7 @@ from typing import Any
 
 from django.conf import settings
 
-from chatplatform.llm import providers
+from chatplatform.llm.providers import for_ref
 from chatplatform.llm.types import (
     AssistantTurn,
     Attachment,
@@ -153,7 +153,7 @@ async def _with_retries(model: str, attempt_once: Callable[[], Awaitable[Any]], 
 
 
 async def _respond(ref: ModelRef, request: ModelRequest, reply: ReplyBuilder) -> ModelResponse:
-    provider = providers.for_ref(ref)
+    provider = for_ref(ref)
     loop = asyncio.get_running_loop()
     sink = Sink(reply.text, clock=loop.time)
 
@@ -325,7 +325,7 @@ async def complete(*, model: str, system_prompt: str, prompt: str, timeout: floa
     """One request without tools or streaming, for side steps; ModelError on failure or after
     `timeout` seconds (at most the first-token timeout)."""
     ref = parse_or_raise(model)
-    provider = providers.for_ref(ref)
+    provider = for_ref(ref)
     request = ModelRequest(ref.model, system_prompt, (HistoryMessage("user", prompt),))
     limit = min(timeout or settings.CHAT_MODEL_FIRST_TOKEN_TIMEOUT, settings.CHAT_MODEL_FIRST_TOKEN_TIMEOUT)
     try:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -18,47 +17,12 @@ import pytest
 
 from tests.conftest import bearer_token
 from tests.peers import Reply
-from tests.servers import ServerProcess, asgi_server, free_port, migrated_copy, sqlite_env
+from tests.peers.redis_server import RedisProcess
+from tests.servers import ServerProcess, asgi_server, migrated_copy, sqlite_env
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 USER = {"Authorization": f"Bearer {bearer_token('alice')}"}
-
-
-class RedisProcess:
-    """A Redis server of the test's own on a free port, that the test stops, starts and freezes."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port, self.folder = free_port(), folder
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        command = [shutil.which("redis-server") or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
-        command += ["--save", "", "--appendonly", "no", "--dir", str(self.folder)]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True).stdout.strip() != b"PONG":
-            assert time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.send_signal(signal.SIGCONT)
-            self.process.kill()
-            self.process.wait()
-            self.process = None
-
-    def freeze(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGSTOP)
-
-    def thaw(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGCONT)
 
 
 @pytest.fixture
