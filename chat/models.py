@@ -296,7 +296,7 @@ class ChatMessage(models.Model):
     files = models.JSONField(default=list, blank=True)
     verifications = models.JSONField(default=list, blank=True)
     execution_duration = models.PositiveIntegerField("executionDuration (ms)", null=True, blank=True)
-    # {code, message} of an answer that failed midway; its text is what was streamed before (issue 19).
+    # {code, message} of an answer that failed midway; its text is what was streamed before (docs/faults.md).
     error = models.JSONField(null=True, blank=True)
     timestamp = models.DateTimeField(default=timezone.now)
 

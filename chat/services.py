@@ -112,7 +112,7 @@ def mock_records_cleanup(*, older_than: timedelta = MOCK_RECORD_LIFETIME, dry_ru
     return {"chatApps": sorted(app_ids), "agents": sorted(agent_ids), "tools": sorted(tool_ids)}
 
 
-# --- Turns: the per-session ticket lock, messages and totals (issue 4, steps 7 and 10) ----------
+# --- Turns: the per-session ticket lock, messages and totals (chat.turn) -------------------------
 #
 # Turns on one session run one at a time, in arrival order, across processes: each arriving turn
 # takes a ticket (`turn_next`, incremented under the session's row lock) and runs when
@@ -157,7 +157,7 @@ def _history(session_id: uuid.UUID, *, before: ChatMessage) -> list[tuple[str, s
 
 @functools.cache
 def _history_sql(vendor: str) -> str:
-    """`_history`'s query, written out once (Django compiles it in ~0.5 ms, as much as the claim)."""
+    """`_history`'s query, written out once: every turn on a session runs it (docs/decisions.md)."""
     table, column = db.sql_names(ChatMessage)
     return (
         f"SELECT {column('source')}, {column('message')} FROM {table} "
@@ -342,10 +342,10 @@ _TOTALS = (
 
 @functools.cache
 def _finish_session_sql(vendor: str) -> str:
-    """The session's side of a finished turn as one UPDATE. Every turn runs it, and Django compiles
-    the same statement written with F()/Case() in ~0.5 ms, a tenth of the CPU a streamed turn may
-    take (issue 4): so it is written out once, from the model's own table and column names.
-    The expressions read the row as it was before the UPDATE (SQL's rule, PostgreSQL's and SQLite's)."""
+    """The session's side of a finished turn as one UPDATE, written out once from the model's own
+    table and column names: every turn runs it, and compiling it through F()/Case() each time cost
+    a noticeable share of a turn (docs/decisions.md). The expressions read the row as it was before
+    the UPDATE (SQL's rule, PostgreSQL's and SQLite's)."""
     table, column = db.sql_names(ChatSession)
 
     serving, started, title = column("turn_serving"), column("turn_started"), column("title")

@@ -1,10 +1,9 @@
 """Django's standard middleware, run on the event loop when the server is ASGI.
 
 Under ASGI, Django's `MiddlewareMixin` sends each `process_request` and `process_response` through
-`sync_to_async`: about a dozen thread hops per request, on a thread created for each request.
-For a converse stream that was a third of the server's CPU (py-spy, bench/converse.py at 50
-streams). These hooks only read the request and set headers, so here they run inline on the
-loop. The few that can reach the database or parse a form body still hop, exactly when they would:
+`sync_to_async`: about a dozen thread hops per request, on a thread created for each request
+(docs/decisions.md says what that cost). These hooks only read the request and set headers, so
+here they run inline on the loop. The few that can reach the database or parse a form body still hop, exactly when they would:
 saving a modified session, storing flash messages, checking the CSRF token of a form POST.
 Any database access slipping through would raise SynchronousOnlyOperation, never pass silently.
 

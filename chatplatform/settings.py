@@ -322,7 +322,7 @@ CHAT_MODEL_IDLE_TIMEOUT = _float_env("CHAT_MODEL_IDLE_TIMEOUT", 60.0)
 CHAT_WS_MAX_QUEUED_TURNS = _int_env("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
 # On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).
 CHAT_SHUTDOWN_GRACE_SECONDS = _float_env("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
-# Tool execution (issue 5): the sandbox of inline JavaScript tools, the largest result a tool may
+# Tool execution: the sandbox of inline JavaScript tools, the largest result a tool may
 # give the model (bytes of JSON), model round trips per turn, and how much of a call's arguments
 # and result a trace keeps.
 CHAT_INLINE_MEMORY_MB = _int_env("CHAT_INLINE_MEMORY_MB", 64, minimum=1)

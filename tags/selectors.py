@@ -158,7 +158,7 @@ def instructions_for(*, site_features: dict[str, Any], app_features: dict[str, A
 
 def tags_for_tools(*, site_features: dict[str, Any], app_features: dict[str, Any]) -> frozenset[str]:
     """The `scope.tag` references tools may emit in a chat app: usable there and
-    `canBeGeneratedByTool` (issue 5). Cached like `instructions_for`: a turn reads it every time."""
+    `canBeGeneratedByTool`. Cached like `instructions_for`: a turn reads it every time."""
 
     def compute() -> tuple[list[str], bool]:
         usable = [d for d in tags_usable_by(site_features=site_features, app_features=app_features) if d.can_be_generated_by_tool]

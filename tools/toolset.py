@@ -1,4 +1,4 @@
-"""The tools a turn offers the model (CONTRACT §7, issue 5), as chatplatform.llm ToolSpecs.
+"""The tools a turn offers the model (CONTRACT §7), as chatplatform.llm ToolSpecs.
 
 For each tool id of the agent, after rollout `toolOverrides` swapped it: a tool that is missing,
 `retired`, or denied to this user by its own `accessRules` is not offered; otherwise every

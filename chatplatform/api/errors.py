@@ -19,7 +19,7 @@ class Code:
     NOT_FOUND = "NOT_FOUND"
     INTERNAL_ERROR = "INTERNAL_ERROR"
     # A dependency (the database, the cache, the model provider's connection) is unreachable, or
-    # the server is shutting down: the request may succeed if sent again later (issue 19).
+    # the server is shutting down: the request may succeed if sent again later (docs/faults.md).
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     # Not named by SPEC.md; given so that every error carries a code (docs/decisions.md).
     AUTHENTICATION_REQUIRED = "AUTHENTICATION_REQUIRED"

@@ -56,7 +56,7 @@ def envelope(message: str, code: str | None) -> dict[str, Any]:
 
 
 # A dependency that is down: 503 with Retry-After, so that clients and operators can tell an
-# outage (which passes) from a fault of the service (issue 19; docs/faults.md).
+# outage (which passes) from a fault of the service (docs/faults.md).
 UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, OperationalError, InterfaceError)
 RETRY_AFTER_UNAVAILABLE = 5
 

@@ -78,11 +78,10 @@ def _counting(pipe: Any, key: str, window: int, hits: int = 1) -> Any:
 class _Counter:
     """The hits counted on one event loop, sent to Redis together.
 
-    A burst of streamed turns is hundreds of hits within milliseconds; one round trip each cost
-    the loop ~0.3 ms of CPU apiece and queued them behind the connection pool (at 200 streams on
-    PostgreSQL + Redis, half of them waited 35-110 ms). Here at most one round trip is under way:
-    the hits that arrive meanwhile go in the next, as one INCRBY per key, and each hit is given
-    the count it would have had alone (the key's counts in arrival order)."""
+    A burst of turns is hundreds of hits within milliseconds; a round trip each queued them behind
+    the connection pool (docs/decisions.md). Here at most one round trip is under way: the hits
+    that arrive meanwhile go in the next, as one INCRBY per key, and each hit is given the count
+    it would have had alone (the key's counts in arrival order)."""
 
     def __init__(self, client: Any) -> None:
         self.client = client

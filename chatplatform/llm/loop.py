@@ -1,15 +1,10 @@
-"""The one tool loop, for every provider, with its timeouts and retries.
+"""The one tool loop, for every provider.
 
 A reply is a loop of model requests: each response's text is handed on as it streams, the calls
 it asks for run concurrently, their results go back to the model, until a response asks for no
 call or `max_round_trips` requests were made. Providers (`chatplatform.llm.providers`) only
-translate a `ModelRequest` into their API and stream its answer into a `Sink`.
-
-Every request is watched: the first chunk must come within CHAT_MODEL_FIRST_TOKEN_TIMEOUT
-seconds and no gap between chunks may last longer than CHAT_MODEL_IDLE_TIMEOUT. A request that
-fails before anything of its answer arrived is sent again (at most twice, with backoff) when the
-failure may pass: a connection error, 429 or 5xx. Once text has streamed it is never sent again
-(the user would read the beginning twice); the error carries what arrived.
+translate a `ModelRequest` into their API and stream its answer into a `Sink`; each request is
+watched and retried by `chatplatform.llm.attempts`. A failure carries what arrived before it.
 """
 
 from __future__ import annotations
@@ -17,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import aclosing, asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing, suppress
 from typing import Any
 
 from django.conf import settings
 
+from chatplatform.llm.attempts import respond, with_retries
 from chatplatform.llm.providers import for_ref
 from chatplatform.llm.types import (
     AssistantTurn,
@@ -33,10 +28,8 @@ from chatplatform.llm.types import (
     HistoryMessage,
     ModelError,
     ModelRequest,
-    ModelResponse,
     ReplyDone,
     ReplyEvent,
-    Sink,
     TextDelta,
     ToolCall,
     ToolCallEvent,
@@ -45,7 +38,6 @@ from chatplatform.llm.types import (
     ToolSpec,
     Usage,
     describe,
-    estimate_tokens,
 )
 from chatplatform.model_names import ModelRef, parse_model
 
@@ -100,74 +92,6 @@ class ReplyBuilder:
 
     def done(self, usage: Usage, model: str) -> ReplyDone:
         return ReplyDone(text=self.so_far, usage=usage, model=model, limit_reached=self._limit_reached)
-
-
-# --- One request: watched, and sent again when the failure may pass ---------------------------------
-
-
-@asynccontextmanager
-async def _watched(sink: Sink, model: str) -> AsyncIterator[None]:
-    """Fail the block when the first chunk is late or the stream goes quiet. One timer for the
-    whole response, moved on only when it fires (a chunk costs two attribute writes, no timer)."""
-    loop = asyncio.get_running_loop()
-    first, idle = settings.CHAT_MODEL_FIRST_TOKEN_TIMEOUT, settings.CHAT_MODEL_IDLE_TIMEOUT
-    started = loop.time()
-    try:
-        async with asyncio.timeout(None) as deadline:
-
-            def check() -> None:
-                nonlocal handle
-                now = loop.time()
-                due = sink.last_activity + idle if sink.received else started + first
-                if now >= due:
-                    deadline.reschedule(now)
-                else:  # before the first token, look again within `idle`: a token may start the idle bound
-                    handle = loop.call_at(due if sink.received else min(due, now + idle), check)
-
-            handle = loop.call_at(started + min(first, idle), check)
-            try:
-                yield
-            finally:
-                handle.cancel()
-    except TimeoutError:
-        if sink.received:
-            raise ModelError(f"{model}: the answer stalled: nothing came for {idle:g} s") from None
-        raise ModelError(f"{model}: no answer within {first:g} s") from None
-
-
-def _backoff(attempt: int) -> float:
-    return min(0.5 * 2**attempt, 8.0) * (1 - 0.25 * random.random())
-
-
-async def _with_retries(model: str, attempt_once: Callable[[], Awaitable[Any]], received: Callable[[], bool]) -> Any:
-    for attempt in range(MAX_RETRIES + 1):
-        try:
-            return await attempt_once()
-        except ModelError as exc:
-            if received() or not exc.retryable or attempt == MAX_RETRIES:
-                raise
-            delay = exc.retry_after if exc.retry_after is not None else _backoff(attempt)
-            logger.info("%s; sending the request again in %.2f s", exc, delay)
-        await asyncio.sleep(delay)
-    raise AssertionError("unreachable")
-
-
-async def _respond(ref: ModelRef, request: ModelRequest, reply: ReplyBuilder) -> ModelResponse:
-    provider = for_ref(ref)
-    loop = asyncio.get_running_loop()
-    sink = Sink(reply.text, clock=loop.time)
-
-    async def attempt() -> ModelResponse:
-        async with _watched(sink, str(ref)):
-            return await provider.stream(ref, request, sink)
-
-    try:
-        return await _with_retries(str(ref), attempt, lambda: sink.received)
-    except ModelError as exc:
-        # What arrived before the break counts: the prompt was read, the text was written.
-        prompt = request.system_prompt + "".join(getattr(m, "text", "") or getattr(m, "content", "") for m in request.messages)
-        exc.usage = Usage(estimate_tokens(prompt), estimate_tokens("".join(reply.part)), 1) if sink.received else Usage()
-        raise
 
 
 # --- Tool calls -------------------------------------------------------------------------------------
@@ -234,7 +158,8 @@ async def _reply(
     for round_trip in range(1, max_round_trips + 1):
         reply.new_part()
         try:
-            response = await _respond(ref, ModelRequest(ref.model, system_prompt, tuple(messages), tuple(tools)), reply)
+            request = ModelRequest(ref.model, system_prompt, tuple(messages), tuple(tools))
+            response = await respond(ref, request, reply.text, lambda: "".join(reply.part))
         except ModelError as exc:
             exc.partial_text, exc.usage = reply.so_far, usage + exc.usage
             raise
@@ -330,7 +255,7 @@ async def complete(*, model: str, system_prompt: str, prompt: str, timeout: floa
     limit = min(timeout or settings.CHAT_MODEL_FIRST_TOKEN_TIMEOUT, settings.CHAT_MODEL_FIRST_TOKEN_TIMEOUT)
     try:
         async with asyncio.timeout(limit):
-            return await _with_retries(str(ref), lambda: provider.complete(ref, request), lambda: False)
+            return await with_retries(str(ref), lambda: provider.complete(ref, request), lambda: False)
     except TimeoutError as exc:
         raise ModelError(f"{ref}: no answer within {limit:g} s") from exc
     except ModelError:

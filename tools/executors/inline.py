@@ -1,9 +1,9 @@
-"""`inline` tools: `code` runs as `fn(event, params)` in QuickJS (CONTRACT §7, issue 5).
+"""`inline` tools: `code` runs as `fn(event, params)` in QuickJS (CONTRACT §7).
 
 The sandbox is the engine itself: QuickJS without its `std`/`os` modules has no file system,
 network, process, timers, module loader or host objects (verified by tests/tools_exec), and no
 Python callable is ever added to a context. Each call gets a fresh `quickjs.Context` (its own
-runtime, ~0.15 ms), so nothing a call leaves in the global object reaches the next one, under
+runtime, cheap to make), so nothing a call leaves in the global object reaches the next one, under
 three limits:
 
 - time: the engine interrupts JavaScript (uncatchable by `try`) when the call's deadline passes;
