@@ -43,7 +43,6 @@ from chatplatform.model_names import ModelRef, parse_model
 
 logger = logging.getLogger(__name__)
 
-MAX_RETRIES = 2
 
 
 def parse_or_raise(name: str) -> ModelRef:
