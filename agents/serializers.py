@@ -15,8 +15,7 @@ from typing import Any
 from rest_framework import serializers
 
 from agents.models import AgentDefinition, AgentVersion, TestType
-from chatplatform.access import InvalidCondition, compile_condition
-from chatplatform.api.fields import StrictCharField
+from chatplatform.api.fields import StrictCharField, check_access_rules, error_at
 from chatplatform.model_names import model_name_error
 from tools.models import LifecycleStatus, ToolDefinition
 from tools.selectors import function_names, tools_by_ids
@@ -26,19 +25,10 @@ AGENT_ID_RULE = "must be 1 to 128 letters, digits, hyphens or underscores"
 CUSTOM_MAX_BYTES = 100 * 1024  # SPEC.md Limits: `custom` at most 100 KB serialized
 # Sent back by clients that post a definition they read; the service owns them (CONTRACT §5).
 SERVER_MANAGED_FIELDS = frozenset({"version", "createdBy", "lastModifiedBy", "createdAt", "updatedAt"})
-ACCESS_RULE_KEYS = frozenset({"condition", "effect", "order", "description"})
 ROLLOUT_POLICY_KEYS = frozenset({"betaAccounts", "regionRestrictions", "toolOverrides"})
 COLLABORATOR_KEYS = frozenset({"agentId", "instruction", "historyRelay"})
 HISTORY_RELAYS = ("TO_COLLABORATOR", "TO_AGENT")
 _UNAVAILABLE_TOOL_STATUSES = (LifecycleStatus.DEPRECATED, LifecycleStatus.RETIRED)
-
-
-def error_at(path: tuple[str | int, ...], message: str) -> serializers.ValidationError:
-    """A ValidationError nested along `path`, so the envelope reads `field[1].key: message`."""
-    detail: Any = [message]
-    for step in reversed(path):
-        detail = [*([{}] * step), detail] if isinstance(step, int) else {step: detail}
-    return serializers.ValidationError(detail)
 
 
 def _is_number(value: Any) -> bool:
@@ -69,30 +59,6 @@ def check_model_name(value: str) -> str:
     error = model_name_error(value)
     if error is not None:
         raise serializers.ValidationError(error)
-    return value
-
-
-def check_access_rules(value: Any) -> list[dict[str, Any]]:
-    """SPEC.md AccessRule: `{condition?, effect, order?, description?}`; conditions must be valid CEL."""
-    if not isinstance(value, list):
-        raise serializers.ValidationError("must be a list of access rules")
-    for index, rule in enumerate(value):
-        _object(rule, (index,), ACCESS_RULE_KEYS)
-        if rule.get("effect") not in ("allow", "deny"):
-            raise error_at((index, "effect"), "must be allow or deny")
-        condition = rule.get("condition")
-        if condition is not None:
-            if not isinstance(condition, str):
-                raise error_at((index, "condition"), "must be a string (a CEL expression)")
-            if condition.strip():
-                try:
-                    compile_condition(condition)
-                except InvalidCondition as exc:
-                    raise error_at((index, "condition"), str(exc))
-        if rule.get("order") is not None and not _is_number(rule["order"]):
-            raise error_at((index, "order"), "must be a number")
-        if rule.get("description") is not None and not isinstance(rule["description"], str):
-            raise error_at((index, "description"), "must be a string")
     return value
 
 

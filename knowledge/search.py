@@ -1,0 +1,271 @@
+"""Searching a knowledge base (CONTRACT §11): lexical, semantic, hybrid; or the provider's index.
+
+- Lexical: SQLite FTS5 ranked by BM25, or PostgreSQL full-text search ranked by `ts_rank_cd`
+  (the index is made by migration 0001). The query's words are OR-ed, so a question matches the
+  chunks that hold any of its words, the rarer and denser first. No model, no network.
+- Semantic: the query's embedding against the chunks' stored vectors, exactly (cosine, NumPy).
+  A process keeps each knowledge base's matrix in memory until its `index_version` changes; with
+  the pgvector extension and column present (`manage.py knowledge_pgvector`), PostgreSQL ranks
+  instead and nothing is held in memory.
+- Hybrid: reciprocal rank fusion of the two rankings (RRF_K = 60, as in Cormack et al. 2009).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+
+from chatplatform import embeddings
+from knowledge.models import Chunk, KnowledgeBase, Mode, Source
+
+logger = logging.getLogger(__name__)
+
+RRF_K = 60
+_MAX_QUERY_TERMS = 32
+_VECTOR_CACHE_BASES = 8  # knowledge bases whose matrices a process keeps (least recently used dropped)
+
+
+class SearchError(Exception):
+    """The search could not run (the embedding model or the provider failed); the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One chunk found, with what a citation needs. `score` is the ranking's own: BM25 or
+    ts_rank_cd (lexical), cosine (semantic), RRF (hybrid), the provider's (bedrock)."""
+
+    knowledge_base_id: str
+    document_id: str
+    title: str
+    source_url: str | None
+    chunk_id: str
+    text: str
+    score: float
+    heading: str = ""
+    page: int | None = None
+    start: int | None = None
+    end: int | None = None
+
+    def as_wire(self) -> dict[str, Any]:
+        """The result as the query endpoint answers it (CONTRACT §11)."""
+        return {
+            "documentId": self.document_id,
+            "title": self.title,
+            "sourceUrl": self.source_url,
+            "chunkId": self.chunk_id,
+            "text": self.text,
+            "score": self.score,
+        }
+
+
+def chunk_id(document_id: UUID | str, ordinal: int) -> str:
+    return f"{document_id}:{ordinal}"
+
+
+def default_mode() -> str:
+    """The mode of a new base (CONTRACT §11): hybrid when an embedding model is configured, else lexical."""
+    return Mode.HYBRID if settings.CHAT_EMBEDDING_MODEL else Mode.LEXICAL
+
+
+def effective_mode(knowledge_base: KnowledgeBase) -> str:
+    """The base's mode, lexical when it needs an embedding model and none is configured (any more)."""
+    return knowledge_base.mode if settings.CHAT_EMBEDDING_MODEL else Mode.LEXICAL
+
+
+# --- lexical -----------------------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+")
+
+
+def _lexical(knowledge_base_id: str, query: str, limit: int) -> list[tuple[int, float]]:
+    """(chunk id, score) best first."""
+    words = _WORD.findall(query.lower())[:_MAX_QUERY_TERMS]
+    if not words:
+        return []
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # plainto_tsquery stems and drops stop words; its & become | so any word may match.
+            cursor.execute(
+                "SELECT c.id, ts_rank_cd(c.search, q.query, 1) AS score "
+                "FROM knowledge_chunk c, (SELECT replace(plainto_tsquery('english', %s)::text, ' & ', ' | ')::tsquery AS query) q "
+                "WHERE c.knowledge_base_id = %s AND c.search @@ q.query ORDER BY score DESC, c.id LIMIT %s",
+                [" ".join(words), knowledge_base_id, limit],
+            )
+        else:
+            # Each word quoted (FTS5 syntax characters are data then), OR-ed; bm25 is lower-is-better.
+            match = " OR ".join(f'"{word}"' for word in dict.fromkeys(words))
+            cursor.execute(
+                "SELECT c.id, -bm25(knowledge_chunk_fts, 2.0, 1.0) AS score "
+                "FROM knowledge_chunk_fts JOIN knowledge_chunk c ON c.id = knowledge_chunk_fts.rowid "
+                "WHERE knowledge_chunk_fts MATCH %s AND c.knowledge_base_id = %s ORDER BY score DESC, c.id LIMIT %s",
+                [match, knowledge_base_id, limit],
+            )
+        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+
+
+# --- vectors -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Matrix:
+    version: UUID
+    model: str
+    ids: np.ndarray  # chunk ids, int64
+    unit: np.ndarray  # one L2-normalised row per chunk, float32
+
+
+_matrices: OrderedDict[str, _Matrix] = OrderedDict()
+_matrices_lock = threading.Lock()
+
+
+def forget_vectors() -> None:
+    """Drop every cached matrix (tests; an operator never needs to: versions invalidate them)."""
+    with _matrices_lock:
+        _matrices.clear()
+
+
+def normalised(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+def _matrix(knowledge_base: KnowledgeBase, model: str) -> _Matrix:
+    key = f"{connection.alias}:{knowledge_base.pk}"
+    with _matrices_lock:
+        cached = _matrices.get(key)
+        if cached is not None and cached.version == knowledge_base.index_version and cached.model == model:
+            _matrices.move_to_end(key)
+            return cached
+    rows = Chunk.objects.filter(knowledge_base_id=knowledge_base.pk, document__embedding_model=model, embedding__isnull=False).values_list(
+        "id", "embedding"
+    )
+    ids, blobs = [], []
+    for chunk_pk, blob in rows.iterator(chunk_size=2000):
+        ids.append(chunk_pk)
+        blobs.append(bytes(blob))
+    if blobs and len({len(blob) for blob in blobs}) == 1:
+        unit = normalised(np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1))
+    else:
+        if blobs:
+            logger.warning("knowledge base %s holds vectors of several lengths from %s; re-index it", knowledge_base.pk, model)
+        ids, unit = [], np.zeros((0, 0), dtype=np.float32)
+    matrix = _Matrix(knowledge_base.index_version, model, np.asarray(ids, dtype=np.int64), unit)
+    with _matrices_lock:
+        _matrices[key] = matrix
+        _matrices.move_to_end(key)
+        while len(_matrices) > _VECTOR_CACHE_BASES:
+            _matrices.popitem(last=False)
+    return matrix
+
+
+def embed_query(query: str) -> np.ndarray:
+    """The query's unit vector from CHAT_EMBEDDING_MODEL; SearchError when the model fails."""
+    try:
+        (vector,) = embeddings.embed([query], model=settings.CHAT_EMBEDDING_MODEL, purpose="query")
+    except embeddings.EmbeddingError as exc:
+        raise SearchError(str(exc)) from None
+    return normalised(np.asarray(vector, dtype=np.float32))
+
+
+def _semantic(knowledge_base: KnowledgeBase, query_vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    from knowledge import pgvector
+
+    model = settings.CHAT_EMBEDDING_MODEL
+    if pgvector.enabled():
+        return pgvector.nearest(knowledge_base.pk, model, query_vector, limit)
+    matrix = _matrix(knowledge_base, model)
+    if not len(matrix.ids) or matrix.unit.shape[1] != query_vector.shape[0]:
+        return []
+    scores = matrix.unit @ query_vector
+    count = min(limit, len(scores))
+    top = np.argpartition(-scores, count - 1)[:count]
+    top = top[np.lexsort((matrix.ids[top], -scores[top]))]  # best first; ties by chunk id, as the lexical rankings
+    return [(int(matrix.ids[i]), float(scores[i])) for i in top]
+
+
+def fuse(*rankings: list[tuple[int, float]], limit: int) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: each id scores Σ 1 / (RRF_K + rank), rank counted from 1."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (item, _) in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]
+
+
+# --- results -----------------------------------------------------------------------------------
+
+
+def _results(knowledge_base_id: str, ranked: list[tuple[int, float]]) -> list[Result]:
+    chunks = {
+        chunk.pk: chunk
+        for chunk in Chunk.objects.filter(pk__in=[pk for pk, _ in ranked])
+        .select_related("document")
+        .only("ordinal", "heading", "text", "start", "end", "page", "document__document_id", "document__title", "document__source_url")
+    }
+    results = []
+    for pk, score in ranked:
+        chunk = chunks.get(pk)
+        if chunk is None:
+            continue  # deleted between the ranking and this read
+        document = chunk.document
+        results.append(
+            Result(
+                knowledge_base_id=knowledge_base_id,
+                document_id=str(document.document_id),
+                title=document.title,
+                source_url=document.source_url,
+                chunk_id=chunk_id(document.document_id, chunk.ordinal),
+                text=chunk.text,
+                score=score,
+                heading=chunk.heading,
+                page=chunk.page,
+                start=chunk.start,
+                end=chunk.end,
+            )
+        )
+    return results
+
+
+def _bedrock(knowledge_base: KnowledgeBase, query: str, top_k: int) -> list[Result]:
+    from chatplatform import bedrock
+
+    try:
+        found = bedrock.retrieve(knowledge_base.external_id or "", query, top_k=top_k)
+    except bedrock.RetrieveError as exc:
+        raise SearchError(str(exc)) from None
+    return [
+        Result(
+            knowledge_base_id=knowledge_base.pk,
+            document_id=item.location,
+            title=item.location.rstrip("/").rsplit("/", 1)[-1] or knowledge_base.name,
+            source_url=item.location or None,
+            chunk_id=item.chunk_id,
+            text=item.text,
+            score=item.score,
+        )
+        for item in found
+    ]
+
+
+def run(knowledge_base: KnowledgeBase, query: str, top_k: int, *, query_vector: np.ndarray | None = None) -> list[Result]:
+    """The `top_k` best chunks for `query`, best first, by the base's mode (see the module)."""
+    if knowledge_base.source == Source.BEDROCK:
+        return _bedrock(knowledge_base, query, top_k)
+    mode = effective_mode(knowledge_base)
+    if mode == Mode.LEXICAL:
+        return _results(knowledge_base.pk, _lexical(knowledge_base.pk, query, top_k))
+    vector = query_vector if query_vector is not None else embed_query(query)
+    if mode == Mode.SEMANTIC:
+        return _results(knowledge_base.pk, _semantic(knowledge_base, vector, top_k))
+    depth = max(4 * top_k, 20)  # candidates from each ranking, so fusion can promote a chunk both find
+    ranked = fuse(_lexical(knowledge_base.pk, query, depth), _semantic(knowledge_base, vector, depth), limit=top_k)
+    return _results(knowledge_base.pk, ranked)
