@@ -320,8 +320,8 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def chunk(extracted: Extracted, *, target: int = TARGET_CHARS, overlap: int = OVERLAP_CHARS) -> list[Span]:
-    """Group the blocks into chunks of about `target` characters: a heading always starts a new
-    chunk (without overlap); a chunk that is full starts the next with up to `overlap`
+    """Group the blocks into chunks of about `target` characters: a heading or a new page always
+    starts a new chunk (without overlap); a chunk that is full starts the next with up to `overlap`
     characters of its end, cut at a sentence or word boundary."""
     text = extracted.text
     spans: list[Span] = []
@@ -356,6 +356,8 @@ def chunk(extracted: Extracted, *, target: int = TARGET_CHARS, overlap: int = OV
             path.append((block.level, " ".join(text[block.start : block.end].strip().strip("#").split())))
             add(block)
             continue
+        if members and block.page != start_page and any(not member.level for member in members):
+            flush()  # a chunk stays on one page, so that its citation names the right one
         for piece in _pieces(text, block, target):
             if chunk_start is not None and any(not m.level for m in members) and piece.end - chunk_start > target:
                 full = members

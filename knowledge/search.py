@@ -87,27 +87,31 @@ _WORD = re.compile(r"\w+")
 
 
 def _lexical(knowledge_base_id: str, query: str, limit: int) -> list[tuple[int, float]]:
-    """(chunk id, score) best first."""
+    """(chunk id, score) best first. Any word of the query matches; the query's words found as
+    one phrase count once more, so a passage quoted from a document ranks it first."""
     words = _WORD.findall(query.lower())[:_MAX_QUERY_TERMS]
     if not words:
         return []
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            # plainto_tsquery stems and drops stop words; its & become | so any word may match.
+            # plainto_tsquery stems and drops stop words; its & become | so that any word matches.
             cursor.execute(
-                "SELECT c.id, ts_rank_cd(c.search, q.query, 1) AS score "
-                "FROM knowledge_chunk c, (SELECT replace(plainto_tsquery('english', %s)::text, ' & ', ' | ')::tsquery AS query) q "
-                "WHERE c.knowledge_base_id = %s AND c.search @@ q.query ORDER BY score DESC, c.id LIMIT %s",
-                [" ".join(words), knowledge_base_id, limit],
+                "SELECT c.id, ts_rank_cd(c.search, q.any_word, 1) + ts_rank_cd(c.search, q.phrase, 1) AS score "
+                "FROM knowledge_chunk c, (SELECT replace(plainto_tsquery('english', %s)::text, ' & ', ' | ')::tsquery AS any_word, "
+                "phraseto_tsquery('english', %s) AS phrase) q "
+                "WHERE c.knowledge_base_id = %s AND c.search @@ q.any_word ORDER BY score DESC, c.id LIMIT %s",
+                [" ".join(words), " ".join(words), knowledge_base_id, limit],
             )
         else:
-            # Each word quoted (FTS5 syntax characters are data then), OR-ed; bm25 is lower-is-better.
-            match = " OR ".join(f'"{word}"' for word in dict.fromkeys(words))
+            # Each word quoted (FTS5 syntax characters are data then) and OR-ed; bm25 is lower-is-better.
+            terms = [f'"{word}"' for word in dict.fromkeys(words)]
+            if len(words) > 1:
+                terms.insert(0, '"' + " ".join(words) + '"')
             cursor.execute(
                 "SELECT c.id, -bm25(knowledge_chunk_fts, 2.0, 1.0) AS score "
                 "FROM knowledge_chunk_fts JOIN knowledge_chunk c ON c.id = knowledge_chunk_fts.rowid "
                 "WHERE knowledge_chunk_fts MATCH %s AND c.knowledge_base_id = %s ORDER BY score DESC, c.id LIMIT %s",
-                [match, knowledge_base_id, limit],
+                [" OR ".join(terms), knowledge_base_id, limit],
             )
         return [(row[0], float(row[1])) for row in cursor.fetchall()]
 
