@@ -63,7 +63,8 @@ class Span:
 
 
 def mime_type_of(content_type: str | None, filename: str | None) -> str | None:
-    """The accepted type of an upload from its declared type, else its file name; None if neither is accepted."""
+    """The accepted type of an upload from its declared type, else its file name; when neither
+    is accepted, the declared type (for the refusal to name), or None."""
     declared = (content_type or "").split(";")[0].strip().lower()
     declared = _ALIASES.get(declared, declared)
     if declared in ACCEPTED_TYPES:
@@ -72,7 +73,7 @@ def mime_type_of(content_type: str | None, filename: str | None) -> str | None:
     for extension, mime_type in _EXTENSIONS.items():
         if name.endswith(extension):
             return mime_type
-    return None
+    return declared or None
 
 
 # --- extraction --------------------------------------------------------------------------------

@@ -84,19 +84,24 @@ def knowledge_base_upsert(*, data: dict[str, Any], user_id: str) -> KnowledgeBas
         return _write(_lock(base_id), data, user_id=user_id)
 
 
+def knowledge_base_in_use(*, knowledge_base_id: str) -> str | None:
+    """Why the knowledge base may not be deleted (who uses it), or None."""
+    for kind, check in _usage_checks:
+        users = check(knowledge_base_id)
+        if users:
+            return f"knowledge base {knowledge_base_id} is used by {kind} {', '.join(sorted(users))}: remove it from them first"
+    return None
+
+
 def knowledge_base_delete(*, knowledge_base_id: str) -> None:
     """Delete the knowledge base, its documents and chunks; refused (400) while anything uses it."""
     with transaction.atomic():
         base = _lock(knowledge_base_id)
         if base is None:
             raise NotFound(f"knowledge base {knowledge_base_id} not found")
-        for kind, check in _usage_checks:
-            users = check(knowledge_base_id)
-            if users:
-                raise InvalidRequest(
-                    f"knowledge base {knowledge_base_id} is used by {kind} {', '.join(sorted(users))}: remove it from them first",
-                    field="knowledgeBaseId",
-                )
+        problem = knowledge_base_in_use(knowledge_base_id=knowledge_base_id)
+        if problem:
+            raise InvalidRequest(problem, field="knowledgeBaseId")
         base.delete()
 
 
