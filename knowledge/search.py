@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -84,32 +85,91 @@ def effective_mode(knowledge_base: KnowledgeBase) -> str:
 # --- lexical -----------------------------------------------------------------------------------
 
 _WORD = re.compile(r"\w+")
+# A word in more than this share of all chunks (and more than _FREQUENT_MIN of them) is a stop word
+# of this deployment: it still counts in PostgreSQL's ranking, but no longer selects candidates,
+# which would otherwise be most of the index, each ranked (bench/knowledge.py: p95 ~150 ms at
+# 50,000 chunks; docs/decisions.md).
+_FREQUENT_SHARE = 0.05
+_FREQUENT_MIN = 500
+_COUNTS_SECONDS = 60.0  # how long a process trusts a word's chunk count
+_counts: dict[tuple[str, str], tuple[float, int]] = {}
+_counts_lock = threading.Lock()
+
+
+def forget_word_counts() -> None:
+    with _counts_lock:
+        _counts.clear()
+
+
+def _chunk_counts(words: list[str]) -> dict[str, int]:
+    """How many chunks (of every base) hold each word, and "" → all chunks; cached a minute per process."""
+    now = time.monotonic()
+    keys = ["", *words]
+    with _counts_lock:
+        known = {word: hit[1] for word in keys if (hit := _counts.get((connection.alias, word))) and hit[0] > now}
+    missing = [word for word in keys if word not in known]
+    if missing:
+        if connection.vendor == "postgresql":
+            count = "(SELECT count(*) FROM knowledge_chunk WHERE search @@ plainto_tsquery('english', %s))"
+        else:
+            count = "(SELECT count(*) FROM knowledge_chunk_fts WHERE knowledge_chunk_fts MATCH %s)"
+        parts = ["(SELECT count(*) FROM knowledge_chunk)" if word == "" else count for word in missing]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT " + ", ".join(parts), [w if connection.vendor == "postgresql" else f'"{w}"' for w in missing if w])
+            row = cursor.fetchone()
+        fresh = dict(zip(missing, (int(value) for value in row), strict=True))
+        with _counts_lock:
+            if len(_counts) > 100_000:
+                _counts.clear()
+            for word, value in fresh.items():
+                _counts[(connection.alias, word)] = (now + _COUNTS_SECONDS, value)
+        known.update(fresh)
+    return known
+
+
+def _selective(words: list[str]) -> tuple[list[str], bool]:
+    """The words that select candidates: all but the deployment's stop words (see above); when
+    every word found is one, the rarest of them. And whether any word was selective (only then is
+    the phrase worth matching: a phrase of stop words costs a walk through most of the index)."""
+    counts = _chunk_counts(words)
+    limit = max(_FREQUENT_MIN, counts[""] * _FREQUENT_SHARE)
+    # A count may be a minute old: a word counted 0 is kept, it may have been indexed since.
+    selective = [word for word in words if counts[word] <= limit]
+    if not selective:
+        return [min(words, key=lambda word: counts[word])], False
+    return selective, True
 
 
 def _lexical(knowledge_base_id: str, query: str, limit: int) -> list[tuple[int, float]]:
-    """(chunk id, score) best first. Any word of the query matches; the query's words found as
-    one phrase count once more, so a passage quoted from a document ranks it first."""
-    words = _WORD.findall(query.lower())[:_MAX_QUERY_TERMS]
+    """(chunk id, score) best first. Any selective word of the query matches; the query's words
+    found as one phrase match too and count once more, so a quoted passage ranks its document first."""
+    spoken = _WORD.findall(query.lower())[:_MAX_QUERY_TERMS]
+    words = list(dict.fromkeys(spoken))
     if not words:
         return []
+    selective, with_phrase = _selective(words)
+    phrase = " ".join(spoken) if with_phrase and len(spoken) > 1 else ""
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # plainto_tsquery stems and drops stop words; its & become | so that any word matches.
+            # ts_rank_cd normalised by length and into [0, 1) (1|32), plus 1 when the phrase is there.
             cursor.execute(
-                "SELECT c.id, ts_rank_cd(c.search, q.any_word, 1) + ts_rank_cd(c.search, q.phrase, 1) AS score "
+                "SELECT c.id, ts_rank_cd(c.search, q.any_word, 33) + (c.search @@ q.phrase)::int AS score "
                 "FROM knowledge_chunk c, (SELECT replace(plainto_tsquery('english', %s)::text, ' & ', ' | ')::tsquery AS any_word, "
+                "replace(plainto_tsquery('english', %s)::text, ' & ', ' | ')::tsquery AS selective, "
                 "phraseto_tsquery('english', %s) AS phrase) q "
-                "WHERE c.knowledge_base_id = %s AND c.search @@ q.any_word ORDER BY score DESC, c.id LIMIT %s",
-                [" ".join(words), " ".join(words), knowledge_base_id, limit],
+                "WHERE c.knowledge_base_id = %s AND c.search @@ (q.selective || q.phrase) ORDER BY score DESC, c.id LIMIT %s",
+                [" ".join(words), " ".join(selective), phrase, knowledge_base_id, limit],
             )
         else:
             # Each word quoted (FTS5 syntax characters are data then) and OR-ed; bm25 is lower-is-better.
-            terms = [f'"{word}"' for word in dict.fromkeys(words)]
-            if len(words) > 1:
-                terms.insert(0, '"' + " ".join(words) + '"')
+            # CROSS JOIN keeps the full-text match the outer loop (SQLite may otherwise scan the base's chunks).
+            terms = [f'"{word}"' for word in selective]
+            if phrase:
+                terms.insert(0, f'"{phrase}"')
             cursor.execute(
                 "SELECT c.id, -bm25(knowledge_chunk_fts, 2.0, 1.0) AS score "
-                "FROM knowledge_chunk_fts JOIN knowledge_chunk c ON c.id = knowledge_chunk_fts.rowid "
+                "FROM knowledge_chunk_fts CROSS JOIN knowledge_chunk c ON c.id = knowledge_chunk_fts.rowid "
                 "WHERE knowledge_chunk_fts MATCH %s AND c.knowledge_base_id = %s ORDER BY score DESC, c.id LIMIT %s",
                 [" OR ".join(terms), knowledge_base_id, limit],
             )

