@@ -11,7 +11,8 @@ postgres://postgres@127.0.0.1:5432/postgres answers), in a throwaway database:
   at the scripted embeddings endpoint (tests/peers/openai_server.py in its own process,
   384-dimension vectors): documents per second, the first query (loading the vectors), then
   semantic and hybrid p50/p95 (target semantic p95 < 50 ms). Each query includes its embedding
-  round trip to the endpoint.
+  round trip to the endpoint. The database then holds both bases (100,000 chunks), so the
+  hybrid figure includes filtering out the other base's matches.
 
     .venv/bin/python bench/knowledge.py [--documents 10000] [--queries 200] [--only sqlite|postgres]
 """
@@ -178,9 +179,11 @@ def child(documents: int, query_count: int) -> dict:
     figures["lexical_ingest_docs_per_s"] = round(documents / seconds, 1)
     print(f"  lexical ingest    {documents / seconds:8.1f} documents/s  ({chunks:,} chunks in {seconds:.1f} s)", flush=True)
 
-    assert search(knowledge_base="lexical", query=queries[1], top_k=5), "a quoted phrase must find its document"
-    measure(queries[:20], lambda q: search(knowledge_base="lexical", query=q, top_k=5))  # warm caches
-    selector = measure(queries, lambda q: search(knowledge_base="lexical", query=q, top_k=5))
+    quoted = search(knowledge_base="lexical", query=queries[1], top_k=5)
+    assert quoted and queries[1].split()[-1] in quoted[0].text.lower(), "a quoted passage must find its chunk first"
+    knowledge_search.forget_word_counts()
+    first = measure(queries, lambda q: search(knowledge_base="lexical", query=q, top_k=5))  # each word counted once
+    second = measure(queries, lambda q: search(knowledge_base="lexical", query=q, top_k=5))
     admin = APIClient()
     admin.credentials(HTTP_AUTHORIZATION=f"Bearer {bearer_token('bench-admin', admin=True)}")
 
@@ -188,10 +191,13 @@ def child(documents: int, query_count: int) -> dict:
         response = admin.post("/api/chat-admin/knowledge-base/lexical/query", {"query": text, "topK": 5}, format="json")
         assert response.status_code == 200, response.content
 
+    endpoint(queries[0])  # the first request of a process (user row, caches) is not a search's cost
     endpoint_samples = measure(queries, endpoint)
-    for name, samples in (("lexical selector", selector), ("lexical endpoint", endpoint_samples)):
+    rows = (("lexical, 1st pass", first), ("lexical, 2nd pass", second), ("lexical endpoint", endpoint_samples))
+    for name, samples in rows:
         p50, p95 = percentiles(samples)
-        figures[name.replace(" ", "_")] = {"p50_ms": round(p50, 2), "p95_ms": round(p95, 2), "max_ms": round(max(samples) * 1000, 2)}
+        key = name.replace(",", "").replace(" ", "_")
+        figures[key] = {"p50_ms": round(p50, 2), "p95_ms": round(p95, 2), "max_ms": round(max(samples) * 1000, 2)}
         verdict = "OK" if p95 < 20 else "ABOVE TARGET"
         print(f"  {name:<17} p50 {p50:7.2f} ms   p95 {p95:7.2f} ms   max {max(samples) * 1000:7.2f} ms   (target p95 < 20 ms) {verdict}")
 

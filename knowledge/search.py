@@ -101,38 +101,53 @@ def forget_word_counts() -> None:
         _counts.clear()
 
 
-def _chunk_counts(words: list[str]) -> dict[str, int]:
-    """How many chunks (of every base) hold each word, and "" → all chunks; cached a minute per process."""
-    now = time.monotonic()
-    keys = ["", *words]
+def _cached(keys: list[str], now: float) -> dict[str, int]:
     with _counts_lock:
-        known = {word: hit[1] for word in keys if (hit := _counts.get((connection.alias, word))) and hit[0] > now}
-    missing = [word for word in keys if word not in known]
+        return {key: hit[1] for key in keys if (hit := _counts.get((connection.alias, key))) and hit[0] > now}
+
+
+def _remember(values: dict[str, int], now: float) -> None:
+    with _counts_lock:
+        if len(_counts) > 100_000:
+            _counts.clear()
+        for key, value in values.items():
+            _counts[(connection.alias, key)] = (now + _COUNTS_SECONDS, value)
+
+
+def _chunk_counts(words: list[str]) -> tuple[dict[str, int], int]:
+    """How many chunks (of every base) hold each word, counted up to the stop-word limit + 1 (a
+    walk through a stop word's whole posting list would cost more than the search); and the
+    limit. Both are remembered by the process for a minute."""
+    now = time.monotonic()
+    total = _cached([""], now).get("")
+    if total is None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM knowledge_chunk")
+            total = int(cursor.fetchone()[0])
+        _remember({"": total}, now)
+    limit = int(max(_FREQUENT_MIN, total * _FREQUENT_SHARE))
+    known = _cached(words, now)
+    missing = [word for word in words if word not in known]
     if missing:
         if connection.vendor == "postgresql":
-            count = "(SELECT count(*) FROM knowledge_chunk WHERE search @@ plainto_tsquery('english', %s))"
+            count = "(SELECT count(*) FROM (SELECT 1 FROM knowledge_chunk WHERE search @@ plainto_tsquery('english', %s) LIMIT %s) w)"
+            parameters = [value for word in missing for value in (word, limit + 1)]
         else:
-            count = "(SELECT count(*) FROM knowledge_chunk_fts WHERE knowledge_chunk_fts MATCH %s)"
-        parts = ["(SELECT count(*) FROM knowledge_chunk)" if word == "" else count for word in missing]
+            count = "(SELECT count(*) FROM (SELECT 1 FROM knowledge_chunk_fts WHERE knowledge_chunk_fts MATCH %s LIMIT %s))"
+            parameters = [value for word in missing for value in (f'"{word}"', limit + 1)]
         with connection.cursor() as cursor:
-            cursor.execute("SELECT " + ", ".join(parts), [w if connection.vendor == "postgresql" else f'"{w}"' for w in missing if w])
-            row = cursor.fetchone()
-        fresh = dict(zip(missing, (int(value) for value in row), strict=True))
-        with _counts_lock:
-            if len(_counts) > 100_000:
-                _counts.clear()
-            for word, value in fresh.items():
-                _counts[(connection.alias, word)] = (now + _COUNTS_SECONDS, value)
+            cursor.execute("SELECT " + ", ".join([count] * len(missing)), parameters)
+            fresh = dict(zip(missing, (int(value) for value in cursor.fetchone()), strict=True))
+        _remember(fresh, now)
         known.update(fresh)
-    return known
+    return known, limit
 
 
 def _selective(words: list[str]) -> tuple[list[str], bool]:
     """The words that select candidates: all but the deployment's stop words (see above); when
-    every word found is one, the rarest of them. And whether any word was selective (only then is
-    the phrase worth matching: a phrase of stop words costs a walk through most of the index)."""
-    counts = _chunk_counts(words)
-    limit = max(_FREQUENT_MIN, counts[""] * _FREQUENT_SHARE)
+    every word is one, the first. And whether any word was selective (only then is the phrase
+    worth matching: a phrase of stop words costs a walk through most of the index)."""
+    counts, limit = _chunk_counts(words)
     # A count may be a minute old: a word counted 0 is kept, it may have been indexed since.
     selective = [word for word in words if counts[word] <= limit]
     if not selective:
