@@ -15,9 +15,10 @@ from typing import Any
 from rest_framework import serializers
 
 from agents.models import AgentDefinition, AgentVersion, TestType
-from chatplatform.access import InvalidCondition, compile_condition
-from chatplatform.api.fields import StrictCharField
+from agents.selectors import collaborator_chain_problem
+from chatplatform.api.fields import StrictCharField, check_access_rules, error_at
 from chatplatform.model_names import model_name_error
+from knowledge import selectors as knowledge_selectors
 from tools.models import LifecycleStatus, ToolDefinition
 from tools.selectors import function_names, tools_by_ids
 
@@ -26,19 +27,12 @@ AGENT_ID_RULE = "must be 1 to 128 letters, digits, hyphens or underscores"
 CUSTOM_MAX_BYTES = 100 * 1024  # SPEC.md Limits: `custom` at most 100 KB serialized
 # Sent back by clients that post a definition they read; the service owns them (CONTRACT §5).
 SERVER_MANAGED_FIELDS = frozenset({"version", "createdBy", "lastModifiedBy", "createdAt", "updatedAt"})
-ACCESS_RULE_KEYS = frozenset({"condition", "effect", "order", "description"})
 ROLLOUT_POLICY_KEYS = frozenset({"betaAccounts", "regionRestrictions", "toolOverrides"})
 COLLABORATOR_KEYS = frozenset({"agentId", "instruction", "historyRelay"})
 HISTORY_RELAYS = ("TO_COLLABORATOR", "TO_AGENT")
+COLLABORATION_TYPES = ("SUPERVISOR", "SUPERVISOR_ROUTER", "DISABLED")
+MAX_COLLABORATION_DEPTH = 3  # CONTRACT §12: a chain of collaborators is at most 3 deep
 _UNAVAILABLE_TOOL_STATUSES = (LifecycleStatus.DEPRECATED, LifecycleStatus.RETIRED)
-
-
-def error_at(path: tuple[str | int, ...], message: str) -> serializers.ValidationError:
-    """A ValidationError nested along `path`, so the envelope reads `field[1].key: message`."""
-    detail: Any = [message]
-    for step in reversed(path):
-        detail = [*([{}] * step), detail] if isinstance(step, int) else {step: detail}
-    return serializers.ValidationError(detail)
 
 
 def _is_number(value: Any) -> bool:
@@ -69,30 +63,6 @@ def check_model_name(value: str) -> str:
     error = model_name_error(value)
     if error is not None:
         raise serializers.ValidationError(error)
-    return value
-
-
-def check_access_rules(value: Any) -> list[dict[str, Any]]:
-    """SPEC.md AccessRule: `{condition?, effect, order?, description?}`; conditions must be valid CEL."""
-    if not isinstance(value, list):
-        raise serializers.ValidationError("must be a list of access rules")
-    for index, rule in enumerate(value):
-        _object(rule, (index,), ACCESS_RULE_KEYS)
-        if rule.get("effect") not in ("allow", "deny"):
-            raise error_at((index, "effect"), "must be allow or deny")
-        condition = rule.get("condition")
-        if condition is not None:
-            if not isinstance(condition, str):
-                raise error_at((index, "condition"), "must be a string (a CEL expression)")
-            if condition.strip():
-                try:
-                    compile_condition(condition)
-                except InvalidCondition as exc:
-                    raise error_at((index, "condition"), str(exc))
-        if rule.get("order") is not None and not _is_number(rule["order"]):
-            raise error_at((index, "order"), "must be a number")
-        if rule.get("description") is not None and not isinstance(rule["description"], str):
-            raise error_at((index, "description"), "must be a string")
     return value
 
 
@@ -189,9 +159,16 @@ def check_not_blank(value: str) -> None:
 
 
 def check_agent_collaboration(value: Any) -> None:
-    # SPEC.md names AgentCollaboration "the kind of collaboration pattern" without a shape.
-    if not isinstance(value, str | dict):
-        raise serializers.ValidationError("must be a string or an object")
+    """CONTRACT §12: one of COLLABORATION_TYPES, as a string or `{type}` (stored as the string)."""
+    kinds = ", ".join(COLLABORATION_TYPES)
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - {"type"})
+        if unknown:
+            raise error_at((unknown[0],), "is not a known field (allowed: type)")
+        if value.get("type") not in COLLABORATION_TYPES:
+            raise error_at(("type",), f"must be one of {kinds}")
+    elif value not in COLLABORATION_TYPES:
+        raise serializers.ValidationError(f"must be one of {kinds}, or an object {{type}} holding one")
 
 
 class AgentWriteSerializer(serializers.Serializer):
@@ -271,11 +248,30 @@ class AgentWriteSerializer(serializers.Serializer):
         collaborators = resulting("collaborators") or []
         wanted = {collaborator["agentId"] for collaborator in collaborators}
         known = set(AgentDefinition.objects.filter(agent_id__in=wanted).values_list("agent_id", flat=True))
+        listed: set[str] = set()
         for index, collaborator in enumerate(collaborators):
             if collaborator["agentId"] == agent_id:
                 raise error_at(("collaborators", index, "agentId"), "an agent cannot be its own collaborator")
             if collaborator["agentId"] not in known:
                 raise error_at(("collaborators", index, "agentId"), f"agent {collaborator['agentId']} does not exist")
+            if collaborator["agentId"] in listed:
+                raise error_at(("collaborators", index, "agentId"), f"agent {collaborator['agentId']} is listed twice")
+            listed.add(collaborator["agentId"])
+        if "collaborators" in attrs:  # only a change of this agent's list can make a chain loop or deepen
+            problem = collaborator_chain_problem(
+                agent_id, [collaborator["agentId"] for collaborator in collaborators], max_depth=MAX_COLLABORATION_DEPTH
+            )
+            if problem:
+                raise error_at(("collaborators",), problem)
+
+        if isinstance(attrs.get("agent_collaboration"), dict):
+            attrs["agent_collaboration"] = attrs["agent_collaboration"]["type"]  # CONTRACT §12: stored as the string
+
+        bases = resulting("knowledge_bases") or []
+        existing_bases = knowledge_selectors.existing_ids(base["id"] for base in bases)
+        for index, base in enumerate(bases):
+            if base["id"] not in existing_bases:
+                raise error_at(("knowledgeBases", index, "id"), f"knowledge base {base['id']} does not exist")
         return attrs
 
 

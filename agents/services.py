@@ -13,6 +13,7 @@ from django.db.models import ProtectedError
 from rest_framework import serializers
 
 from agents.models import AgentDefinition, AgentVersion
+from agents.selectors import agents_listing_collaborator
 from agents.serializers import AgentSerializer, AgentWriteSerializer, validate_agent
 from chatplatform.api.errors import Code, InvalidRequest, NotFound
 
@@ -101,11 +102,18 @@ def agent_rollback(*, agent_id: str, version: int, user_id: str) -> AgentDefinit
 
 
 def agent_delete(*, agent_id: str) -> None:
-    """Delete the agent and its history; refused (400) while a chat app uses it."""
+    """Delete the agent and its history; refused (400) while a chat app uses it or another agent
+    lists it as a collaborator (CONTRACT §12)."""
     with transaction.atomic():
         agent = _lock(agent_id)
         if agent is None:
             raise _not_found(agent_id)
+        supervisors = agents_listing_collaborator(agent_id)
+        if supervisors:
+            raise InvalidRequest(
+                f"agent {agent_id} is a collaborator of agents {', '.join(supervisors)}: remove it from their collaborators first",
+                field="agentId",
+            )
         try:
             agent.delete()
         except ProtectedError as exc:

@@ -31,7 +31,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 # Each resource app's urls.py lists its SPEC.md paths in `chat_urlpatterns` (under /api/chat/)
 # and `admin_urlpatterns` (under /api/chat-admin/).
-_API_APPS = ["chat", "agents", "tools", "tags", "directives"]
+_API_APPS = ["chat", "agents", "tools", "tags", "directives", "knowledge"]
 chat_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "chat_urlpatterns", [])]
 admin_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "admin_urlpatterns", [])]
 

@@ -6,6 +6,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from chatplatform.access import InvalidCondition, compile_condition
+
 # Messages that read after the field name: "agent.basePrompt: is required".
 STRING_MESSAGES = {
     "required": "is required",
@@ -27,3 +29,44 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+def error_at(path: tuple[str | int, ...], message: str) -> serializers.ValidationError:
+    """A ValidationError nested along `path`, so the envelope reads `field[1].key: message`."""
+    detail: Any = [message]
+    for step in reversed(path):
+        detail = [*([{}] * step), detail] if isinstance(step, int) else {step: detail}
+    return serializers.ValidationError(detail)
+
+
+ACCESS_RULE_KEYS = frozenset({"condition", "effect", "order", "description"})
+
+
+def check_access_rules(value: Any) -> list[dict[str, Any]]:
+    """SPEC.md AccessRule: `{condition?, effect, order?, description?}`; conditions must be valid CEL.
+    The validator of every `accessRules` field written through a serializer (agents, knowledge bases)."""
+    if not isinstance(value, list):
+        raise serializers.ValidationError("must be a list of access rules")
+    for index, rule in enumerate(value):
+        if not isinstance(rule, dict):
+            raise error_at((index,), "must be an object")
+        unknown = sorted(set(rule) - ACCESS_RULE_KEYS)
+        if unknown:
+            raise error_at((index, unknown[0]), f"is not a known field (allowed: {', '.join(sorted(ACCESS_RULE_KEYS))})")
+        if rule.get("effect") not in ("allow", "deny"):
+            raise error_at((index, "effect"), "must be allow or deny")
+        condition = rule.get("condition")
+        if condition is not None:
+            if not isinstance(condition, str):
+                raise error_at((index, "condition"), "must be a string (a CEL expression)")
+            if condition.strip():
+                try:
+                    compile_condition(condition)
+                except InvalidCondition as exc:
+                    raise error_at((index, "condition"), str(exc))
+        order = rule.get("order")
+        if order is not None and (not isinstance(order, int | float) or isinstance(order, bool)):
+            raise error_at((index, "order"), "must be a number")
+        if rule.get("description") is not None and not isinstance(rule["description"], str):
+            raise error_at((index, "description"), "must be a string")
+    return value

@@ -44,7 +44,6 @@ from chatplatform.model_names import ModelRef, parse_model
 logger = logging.getLogger(__name__)
 
 
-
 def parse_or_raise(name: str) -> ModelRef:
     try:
         return parse_model(name)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from agents.models import AgentDefinition, AgentVersion
+from knowledge.models import KnowledgeBase
 from tests.agents.factories import AgentFactory, ToolFactory, function
 from tests.conftest import assert_error
 from tools.models import LifecycleStatus, ToolDefinition
@@ -27,6 +28,7 @@ def tools(db):
     ToolFactory(tool_id="old@1", lifecycle_status=LifecycleStatus.DEPRECATED, migration_path="use news@1")
     ToolFactory(tool_id="dead@1", lifecycle_status=LifecycleStatus.RETIRED)
     AgentFactory(agent_id="researcher")
+    KnowledgeBase.objects.create(knowledge_base_id="kb-1", name="KB", description="d", created_by="t", last_updated_by="t")
 
 
 def without(key):
@@ -136,7 +138,11 @@ REFUSED_CREATES = [
     pytest.param({**VALID, "verificationFoundationModel": "cohere:x"}, "agent.verificationFoundationModel", id="verification model"),
     pytest.param({**VALID, "testType": "real"}, "agent.testType: must be mock", id="testType"),
     pytest.param({**VALID, "dontCacheThis": "sometimes"}, "agent.dontCacheThis: must be a boolean", id="dontCacheThis"),
-    pytest.param({**VALID, "agentCollaboration": 3}, "agent.agentCollaboration: must be a string or an object", id="collaboration"),
+    pytest.param(
+        {**VALID, "agentCollaboration": 3},
+        "agent.agentCollaboration: must be one of SUPERVISOR, SUPERVISOR_ROUTER, DISABLED",
+        id="collaboration",
+    ),
     pytest.param({**VALID, "colour": "blue"}, "agent.colour: is not a field of an agent definition", id="unknown field"),
     pytest.param("helper", "agent: must be an object", id="agent not an object"),
 ]

@@ -37,3 +37,28 @@ def test_demo_admin_logs_in_to_the_django_admin(client):
     seed()
     assert client.login(username="admin", password="admin-demo")
     assert client.get("/admin/agents/agentdefinition/").status_code == 200
+
+
+def test_demo_knowledge_base_holds_the_projects_docs_and_answers_questions_about_the_platform(admin_client):
+    seed()
+    agent = admin_client.get("/api/chat-admin/agent/demo-assistant").json()["agent"]
+    assert agent["knowledgeBases"] == [{"id": "platform-docs"}]
+    documents = admin_client.get("/api/chat-admin/knowledge-base/platform-docs/documents").json()["documents"]
+    assert {"README.md", "docs/api.md", "docs/decisions.md"} <= {document["sourceUrl"] for document in documents}
+    assert {document["status"] for document in documents} == {"indexed"}
+    seed()  # a re-run replaces the documents, it does not add copies
+    again = admin_client.get("/api/chat-admin/knowledge-base/platform-docs/documents").json()["documents"]
+    assert sorted(d["sourceUrl"] for d in again) == sorted(d["sourceUrl"] for d in documents)
+    body = {"query": "how do I get a bearer token with issue_token"}
+    results = admin_client.post("/api/chat-admin/knowledge-base/platform-docs/query", body, format="json").json()["results"]
+    assert results[0]["sourceUrl"] == "README.md" and "issue_token" in results[0]["text"]
+
+
+def test_demo_supervisor_lists_two_collaborators_that_exist(admin_client):
+    seed()
+    supervisor = admin_client.get("/api/chat-admin/agent/demo-supervisor").json()["agent"]
+    assert supervisor["agentCollaboration"] == "SUPERVISOR"
+    ids = [collaborator["agentId"] for collaborator in supervisor["collaborators"]]
+    assert ids == ["demo-researcher", "demo-writer"]
+    for agent_id in ids:
+        assert admin_client.get(f"/api/chat-admin/agent/{agent_id}").json()["agent"]["foundationModel"] == "offline"

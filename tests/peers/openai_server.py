@@ -1,11 +1,12 @@
 """A scripted model server on loopback, for tests and benchmarks.
 
-It speaks OpenAI's Chat Completions at `POST /v1/chat/completions` and Anthropic's Messages API
-at `POST /v1/messages` (JSON, and Server-Sent Events when the request has `stream: true`), so
-the real provider code runs between the code under test and the "model". Each request is
-answered by the next scripted `Reply` (or by a callable `reply(request_json) -> Reply`), and
-every request body is recorded so a test can assert what the model saw: system prompt, history,
-tools, tool results (`tool_results` and `offered_tools` read them the same way for both APIs).
+It speaks OpenAI's Chat Completions at `POST /v1/chat/completions`, its embeddings API at
+`POST /v1/embeddings`, and Anthropic's Messages API at `POST /v1/messages` (JSON, and Server-Sent
+Events when the request has `stream: true`), so the real provider code runs between the code under
+test and the "model". Each request is answered by the next scripted `Reply` (or by a callable
+`reply(request_json) -> Reply`), and every request body is recorded so a test can assert what the
+model saw: system prompt, history, tools, tool results (`tool_results` and `offered_tools` read
+them the same way for both chat APIs).
 
 It is uvicorn serving a small raw ASGI app on its own event loop in a daemon thread, so sync and
 async tests can both use it, and hundreds of concurrent streams cost one coroutine each (the
@@ -26,14 +27,27 @@ from typing import Any
 
 from tests.peers.threaded import ThreadedServer
 
-__all__ = ["OpenAIServer", "Reply", "ToolCall"]
+__all__ = ["OpenAIServer", "Reply", "ToolCall", "hashed_vector"]
 
 Scope = Mapping[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ReplyScript = Sequence["Reply"] | Callable[[dict[str, Any]], "Reply"]
+Embedder = Callable[[str], list[float]]
 
 _WORD = re.compile(r"\S+\s*|\s+")
+
+
+def hashed_vector(text: str, dimensions: int = 384) -> list[float]:
+    """A deterministic vector of `text`: each word adds ±1 to a dimension chosen by its hash, so
+    texts that share words point the same way (enough for scripted semantic search)."""
+    import hashlib
+
+    vector = [0.0] * dimensions
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        vector[int.from_bytes(digest[:4], "little") % dimensions] += 1.0 if digest[4] & 1 else -1.0
+    return vector
 
 
 @dataclass(frozen=True)
@@ -99,6 +113,8 @@ class OpenAIServer:
         self._dialects: list[str] = []  # "openai" or "anthropic", per request
         self._script: list[Reply] = []
         self._reply_fn: Callable[[dict[str, Any]], Reply] | None = None
+        self._embedder: Embedder = hashed_vector
+        self._embedding_requests: list[dict[str, Any]] = []
         self.unscripted = 0
         self._serving: ThreadedServer | None = None
         self.port = 0
@@ -114,9 +130,22 @@ class OpenAIServer:
             else:
                 self._reply_fn, self._script = None, list(replies)
 
+    def embed_with(self, embedder: Embedder) -> None:
+        """How `/v1/embeddings` turns each input into a vector (default: `hashed_vector`)."""
+        with self._lock:
+            self._embedder = embedder
+
+    @property
+    def embedding_requests(self) -> list[dict[str, Any]]:
+        """The bodies received at `/v1/embeddings`, oldest first."""
+        with self._lock:
+            return list(self._embedding_requests)
+
     def reset(self) -> None:
         """Forget the script and the recorded requests."""
         with self._lock:
+            self._embedding_requests.clear()
+            self._embedder = hashed_vector
             self._requests.clear()
             self._headers.clear()
             self._dialects.clear()
@@ -217,6 +246,9 @@ class OpenAIServer:
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
+        if scope["method"] == "POST" and scope["path"].rstrip("/") == "/v1/embeddings":
+            await self._embeddings(b"".join(chunks), send)
+            return
         dialect = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}.get(scope["path"].rstrip("/"))
         if scope["method"] != "POST" or dialect is None:
             await _send_json(
@@ -247,6 +279,27 @@ class OpenAIServer:
         else:
             await asyncio.sleep(reply.first_token_delay + reply.token_delay * max(len(reply.text_chunks()) - 1, 0))
             await _send_json(send, 200, _completion(reply, model=str(body.get("model", ""))), reply.headers)
+
+    async def _embeddings(self, raw: bytes, send: Send) -> None:
+        try:
+            body = json.loads(raw or b"{}")
+            inputs = body["input"]
+            inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+        except (ValueError, KeyError, TypeError):
+            await _send_json(send, 400, {"error": {"message": "body must be JSON with input", "type": "invalid_request_error"}})
+            return
+        with self._lock:
+            self._embedding_requests.append(body)
+            embedder = self._embedder
+        data = [{"object": "embedding", "index": index, "embedding": embedder(text)} for index, text in enumerate(inputs)]
+        tokens = sum(len(str(text).split()) for text in inputs)
+        answer = {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", ""),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+        await _send_json(send, 200, answer)
 
 
 def _usage(reply: Reply) -> dict[str, int]:

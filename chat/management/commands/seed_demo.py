@@ -6,8 +6,10 @@ same rules as anything an operator creates.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
@@ -15,6 +17,7 @@ from agents.services import agent_upsert
 from chat.models import ChatUser, UserType
 from chat.services import chat_app_upsert
 from directives.services import directive_upsert
+from knowledge.services import document_add, knowledge_base_upsert
 from tags.serializers import TagDefinitionSerializer
 from tags.services import tag_upsert
 from tools.registry import get_function
@@ -60,6 +63,18 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+KNOWLEDGE_BASE = {
+    "knowledgeBaseId": "platform-docs",
+    "name": "Platform documentation",
+    "description": (
+        "The chat agent platform's own documentation: how to run it, its API conventions, configuration, "
+        "access rules and design decisions. Search it for questions about the platform."
+    ),
+    "retrieval": {"strategy": "tool", "topK": 4},
+}
+# The project's own docs, by path from the repository root (sourceUrl), so a re-run replaces them.
+KNOWLEDGE_FILES = ["README.md", "docs/*.md"]
+
 AGENT = {
     "agentId": "demo-assistant",
     "basePrompt": (
@@ -68,6 +83,35 @@ AGENT = {
     ),
     "toolIds": [tool["toolId"] for tool in TOOLS],
     "foundationModel": "offline",
+    "knowledgeBases": [{"id": KNOWLEDGE_BASE["knowledgeBaseId"]}],
+}
+
+# A supervisor and two collaborators (CONTRACT §12), all on the offline model.
+COLLABORATORS: list[dict[str, Any]] = [
+    {
+        "agentId": "demo-researcher",
+        "basePrompt": "You find facts in the platform's documentation and report them with their sources.",
+        "toolIds": [],
+        "foundationModel": "offline",
+        "knowledgeBases": [{"id": KNOWLEDGE_BASE["knowledgeBaseId"]}],
+    },
+    {
+        "agentId": "demo-writer",
+        "basePrompt": "You turn notes into a short, friendly answer for {{user.firstName}}.",
+        "toolIds": ["word-count@1"],
+        "foundationModel": "offline",
+    },
+]
+SUPERVISOR = {
+    "agentId": "demo-supervisor",
+    "basePrompt": "You coordinate a researcher and a writer to answer questions about the platform.",
+    "toolIds": [],
+    "foundationModel": "offline",
+    "agentCollaboration": "SUPERVISOR",
+    "collaborators": [
+        {"agentId": "demo-researcher", "instruction": "Finds facts in the platform's documentation.", "historyRelay": "TO_COLLABORATOR"},
+        {"agentId": "demo-writer", "instruction": "Writes the final answer from notes.", "historyRelay": "TO_AGENT"},
+    ],
 }
 
 CHAT_APP = {
@@ -150,7 +194,30 @@ DIRECTIVES: list[dict[str, Any]] = [
 
 
 class Command(BaseCommand):
-    help = "Load the demo data set (admin user, chat app, agent, tools, tags, directives) and print the admin login."
+    help = (
+        "Load the demo data set (admin user, chat app, agents, tools, tags, directives, a knowledge base of the "
+        "project's docs) and print the admin login."
+    )
+
+    def seed_documents(self) -> int:
+        """Upload README.md and docs/*.md into the demo knowledge base; a failed one is reported, not fatal."""
+        root = Path(settings.BASE_DIR)
+        paths = sorted({path for pattern in KNOWLEDGE_FILES for path in root.glob(pattern) if path.is_file()})
+        for path in paths:
+            text = path.read_text(encoding="utf-8")
+            heading = next((line.lstrip("#").strip() for line in text.splitlines() if line.startswith("# ")), "")
+            relative = path.relative_to(root).as_posix()
+            document = document_add(
+                knowledge_base_id=KNOWLEDGE_BASE["knowledgeBaseId"],
+                title=f"{heading} ({relative})" if heading else relative,
+                data=text.encode("utf-8"),
+                mime_type="text/markdown",
+                source_url=relative,
+                user_id=SEEDED_BY,
+            )
+            if document.status == "failed":
+                self.stderr.write(f"{relative}: not indexed: {document.error}")
+        return len(paths)
 
     def handle(self, *args: Any, **options: Any) -> None:
         with transaction.atomic():
@@ -162,7 +229,11 @@ class Command(BaseCommand):
                 admin.save()
             for tool in TOOLS:
                 tool_upsert(tool=tool, user_id=SEEDED_BY)
+            knowledge_base_upsert(data=KNOWLEDGE_BASE, user_id=SEEDED_BY)
+            documents = self.seed_documents()
             agent_upsert(data=AGENT, user_id=SEEDED_BY)
+            for agent in [*COLLABORATORS, SUPERVISOR]:
+                agent_upsert(data=agent, user_id=SEEDED_BY)
             chat_app_upsert(data=CHAT_APP)
             for definition in TAG_DEFINITIONS:
                 serializer = TagDefinitionSerializer(data=definition)
@@ -173,7 +244,9 @@ class Command(BaseCommand):
 
         self.stdout.write(
             f"Demo data: chat app {CHAT_APP['chatAppId']!r}, agent {AGENT['agentId']!r}, {len(TOOLS)} tools, "
-            f"{len(TAG_DEFINITIONS)} tag definitions, {len(DIRECTIVES)} directives."
+            f"{len(TAG_DEFINITIONS)} tag definitions, {len(DIRECTIVES)} directives, knowledge base "
+            f"{KNOWLEDGE_BASE['knowledgeBaseId']!r} ({documents} documents), supervisor {SUPERVISOR['agentId']!r} "
+            f"with {len(COLLABORATORS)} collaborators."
         )
         login = f"login {DEMO_ADMIN} / {DEMO_PASSWORD}" if created else f"login {DEMO_ADMIN} (password unchanged)"
         self.stdout.write(f"Django admin: http://127.0.0.1:8000/admin/  {login}")

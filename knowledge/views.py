@@ -1,0 +1,184 @@
+"""Admin API of knowledge bases (CONTRACT §11). Views parse, call a service or selector, render."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from chatplatform.api.errors import ApiError, Code
+from chatplatform.api.views import AdminApiViewSet, ok
+from knowledge import ingest, selectors, services
+from knowledge.serializers import (
+    DocumentFormSerializer,
+    DocumentSerializer,
+    DocumentUploadRequestSerializer,
+    KnowledgeBaseSearchRequestSerializer,
+    KnowledgeBaseSerializer,
+    KnowledgeBaseUpsertRequestSerializer,
+    KnowledgeBaseWriteSerializer,
+    QueryRequestSerializer,
+)
+
+_ID = OpenApiParameter("knowledgeBaseId", str, OpenApiParameter.PATH)
+_Success = inline_serializer("KnowledgeBaseDeleteResponse", {"success": serializers.BooleanField()})
+_KnowledgeBaseResponse = inline_serializer(
+    "KnowledgeBaseResponse", {"success": serializers.BooleanField(), "knowledgeBase": KnowledgeBaseSerializer()}
+)
+_DocumentResponse = inline_serializer("DocumentResponse", {"success": serializers.BooleanField(), "document": DocumentSerializer()})
+_ResultSerializer = inline_serializer(
+    "KnowledgeBaseResult",
+    {
+        "documentId": serializers.CharField(),
+        "title": serializers.CharField(),
+        "sourceUrl": serializers.CharField(allow_null=True),
+        "chunkId": serializers.CharField(),
+        "text": serializers.CharField(),
+        "score": serializers.FloatField(),
+    },
+    many=True,
+)
+# Multipart framing around the file; anything larger than the document limit plus this is refused unread.
+_MULTIPART_SLACK = 64 * 1024
+
+
+def _stamp(request: Request, user_id: str | None) -> str:
+    """Audit stamps come from the request's userId, else the caller (CONTRACT §5)."""
+    return user_id or request.user.pk
+
+
+def _render(base_id: str) -> dict:
+    return KnowledgeBaseSerializer(selectors.knowledge_base_get(knowledge_base_id=base_id)).data
+
+
+class KnowledgeBaseAdminViewSet(AdminApiViewSet):
+    """`/knowledge-base`, `/knowledge-base/{id}`, `/knowledge-bases/search`, `/knowledge-base/{id}/query`."""
+
+    @extend_schema(
+        operation_id="knowledge_base_upsert",
+        request=inline_serializer(
+            "KnowledgeBaseUpsertRequest", {"knowledgeBase": KnowledgeBaseWriteSerializer(), "userId": serializers.CharField(required=False)}
+        ),
+        responses=_KnowledgeBaseResponse,
+        description="Create the knowledge base when knowledgeBaseId is new, else change the fields given.",
+    )
+    def upsert(self, request: Request) -> Response:
+        body = KnowledgeBaseUpsertRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        base = services.knowledge_base_upsert(
+            data=body.validated_data["knowledgeBase"], user_id=_stamp(request, body.validated_data.get("userId"))
+        )
+        return ok(knowledgeBase=_render(base.pk))
+
+    @extend_schema(operation_id="knowledge_base_get", parameters=[_ID], responses=_KnowledgeBaseResponse)
+    def retrieve(self, request: Request, knowledgeBaseId: str) -> Response:
+        return ok(knowledgeBase=_render(knowledgeBaseId))
+
+    @extend_schema(operation_id="knowledge_base_delete", parameters=[_ID], responses=_Success)
+    def destroy(self, request: Request, knowledgeBaseId: str) -> Response:
+        services.knowledge_base_delete(knowledge_base_id=knowledgeBaseId)
+        return ok()
+
+    @extend_schema(
+        operation_id="knowledge_bases_search",
+        request=KnowledgeBaseSearchRequestSerializer,
+        responses=inline_serializer(
+            "KnowledgeBaseSearchResponse", {"success": serializers.BooleanField(), "knowledgeBases": KnowledgeBaseSerializer(many=True)}
+        ),
+    )
+    def search(self, request: Request) -> Response:
+        body = KnowledgeBaseSearchRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        bases = selectors.knowledge_bases_search(knowledge_base_ids=body.validated_data.get("knowledgeBaseIds"))
+        return ok(knowledgeBases=KnowledgeBaseSerializer(bases, many=True).data)
+
+    @extend_schema(
+        operation_id="knowledge_base_query",
+        parameters=[_ID],
+        request=QueryRequestSerializer,
+        responses=inline_serializer("KnowledgeBaseQueryResponse", {"success": serializers.BooleanField(), "results": _ResultSerializer}),
+        description="The results a model would get for this query, best first.",
+    )
+    def query(self, request: Request, knowledgeBaseId: str) -> Response:
+        body = QueryRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            results = selectors.search(
+                knowledge_base=knowledgeBaseId, query=body.validated_data["query"], top_k=body.validated_data.get("topK")
+            )
+        except selectors.SearchError as exc:
+            # The provider failed, not the request (as a model failure of a turn).
+            raise ApiError(f"the search failed: {exc}", code=Code.INTERNAL_ERROR, status_code=502)
+        return ok(results=[result.as_wire() for result in results])
+
+
+class DocumentAdminViewSet(AdminApiViewSet):
+    """`/knowledge-base/{id}/documents` (JSON or multipart upload, list) and `/documents/{documentId}`."""
+
+    parser_classes = [JSONParser, MultiPartParser]
+
+    @extend_schema(
+        operation_id="knowledge_base_documents",
+        parameters=[_ID],
+        responses=inline_serializer(
+            "KnowledgeBaseDocumentsResponse", {"success": serializers.BooleanField(), "documents": DocumentSerializer(many=True)}
+        ),
+    )
+    def list(self, request: Request, knowledgeBaseId: str) -> Response:
+        return ok(documents=DocumentSerializer(selectors.documents_of(knowledge_base_id=knowledgeBaseId), many=True).data)
+
+    @extend_schema(
+        operation_id="knowledge_base_document_add",
+        parameters=[_ID],
+        request={"application/json": DocumentUploadRequestSerializer, "multipart/form-data": DocumentFormSerializer},
+        responses=_DocumentResponse,
+        description=f"Accepted types: {', '.join(ingest.ACCEPTED_TYPES)}. A document with the sourceUrl (or title) of an "
+        "earlier one replaces it once indexed. Over CHAT_KB_MAX_DOCUMENT_BYTES: 413.",
+    )
+    def upload(self, request: Request, knowledgeBaseId: str) -> Response:
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0
+        if declared > settings.CHAT_KB_MAX_DOCUMENT_BYTES + _MULTIPART_SLACK:
+            raise ApiError(
+                f"body: is {declared} bytes; the largest document accepted is {settings.CHAT_KB_MAX_DOCUMENT_BYTES} bytes",
+                code=Code.PAYLOAD_TOO_LARGE,
+                status_code=413,
+            )
+        if request.content_type.startswith("multipart/"):
+            form = DocumentFormSerializer(data=request.data)
+            form.is_valid(raise_exception=True)
+            upload = form.validated_data["file"]
+            fields = {
+                "title": form.validated_data.get("title") or upload.name or "",
+                "data": upload.read(),
+                "mime_type": ingest.mime_type_of(upload.content_type, upload.name),
+                "source_url": form.validated_data.get("sourceUrl"),
+            }
+            user_id = form.validated_data.get("userId")
+        else:
+            body = DocumentUploadRequestSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            document = body.validated_data["document"]
+            fields = {
+                "title": document["title"],
+                "data": document["text"].encode(),
+                "mime_type": document.get("mimeType", "text/plain"),
+                "source_url": document.get("sourceUrl"),
+            }
+            user_id = body.validated_data.get("userId")
+        document = services.document_add(knowledge_base_id=knowledgeBaseId, user_id=_stamp(request, user_id), **fields)
+        return ok(document=DocumentSerializer(document).data)
+
+    @extend_schema(
+        operation_id="knowledge_base_document_delete",
+        parameters=[_ID, OpenApiParameter("documentId", str, OpenApiParameter.PATH)],
+        responses=_Success,
+    )
+    def destroy(self, request: Request, knowledgeBaseId: str, documentId: str) -> Response:
+        services.document_delete(knowledge_base_id=knowledgeBaseId, document_id=documentId)
+        return ok()
