@@ -334,24 +334,40 @@ function renderFeedback(footer, sessionId, messageId, given) {
   footer.querySelector(".feedback-sent")?.remove();
   const group = el("div", { class: "feedback", role: "group", "aria-label": "Feedback on this answer" });
   const thumbs = {};
-  for (const [kind, label, icon] of [
-    ["up", "Thumbs up", "👍"],
-    ["down", "Thumbs down", "👎"],
+  for (const [kind, label] of [
+    ["up", "Thumbs up"],
+    ["down", "Thumbs down"],
   ]) {
     const type = config.feedbackTypes[kind];
-    thumbs[kind] = el("button", {
-      type: "button",
-      class: "button button-small",
-      "aria-label": label,
-      "aria-pressed": given && given.type === type ? "true" : "false",
-      "data-feedback": kind,
-      text: icon,
-      onclick: () => openFeedbackForm(footer, sessionId, messageId, kind, thumbs),
-    });
+    thumbs[kind] = el(
+      "button",
+      {
+        type: "button",
+        class: "button button-small",
+        "aria-label": label,
+        title: label,
+        "aria-pressed": given && given.type === type ? "true" : "false",
+        "data-feedback": kind,
+        onclick: () => openFeedbackForm(footer, sessionId, messageId, kind, thumbs),
+      },
+      thumbIcon(kind),
+    );
     group.append(thumbs[kind]);
   }
   footer.append(group);
   if (given && given.userComment) footer.append(el("p", { class: "feedback-sent", text: `Your comment: ${given.userComment}` }));
+}
+
+// A thumb drawn in SVG: emoji need a font a machine may not have.
+function thumbIcon(kind) {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("aria-hidden", "true");
+  const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+  path.setAttribute("d", "M7 10v11H3V10h4zm0 0l4-8a3 3 0 0 1 3 3v4h5.5a2 2 0 0 1 2 2.3l-1.4 8A2 2 0 0 1 18.1 21H7");
+  svg.append(path);
+  if (kind === "down") svg.style.transform = "rotate(180deg)";
+  return svg;
 }
 
 function openFeedbackForm(footer, sessionId, messageId, kind, thumbs) {
