@@ -576,6 +576,15 @@ async function send(text, files = null) {
   if (how === "lost") await recover(turn, text, renderer, answer);
   else if (how === "error") {
     answer.article.remove();
+    if (!turn.userMessageId) {
+      // Refused before the turn started (a rate limit, a check): nothing was stored, so the
+      // message goes back into the box, its files with it, to be sent again.
+      userArticle.remove();
+      if (!els.prompt.value) els.prompt.value = text;
+      state.attachments = attached.map((file) => ({ name: file.fileName, state: "ready", file }));
+      renderAttachments();
+      updateSuggestions();
+    }
     const failure = turn.failure || {};
     showError(new ApiError(failure.error || "the turn failed", { status: failure.status || 0, code: failure.code, retryAfter: failure.retryAfter ?? retryFrom(failure.error) }));
   }
@@ -634,6 +643,7 @@ async function recover(turn, text, renderer, answer) {
       renderFeedback(answer.footer, turn.sessionId, stored.messageId, null);
       say("Reconnected. The answer was restored from the conversation.");
       transport.warm();
+      loadSessions(); // its title, sent while the connection was down
       return;
     } catch (error) {
       if (error instanceof ApiError && error.code !== "NETWORK" && error.code !== "INVALID_SESSION_ID") {
