@@ -26,13 +26,18 @@ UPLOADS = {"fileUpload": {"enabled": True, "mimeTypesAllowed": ["text/plain", "i
 
 @pytest.fixture(autouse=True)
 def _local_storage(settings, tmp_path: Path) -> Path:
-    settings.STORAGES = {**settings.STORAGES, "chat_files": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}}}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "chat_files": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}},
+    }
     settings.CHAT_SITE_FEATURES = {}
     return tmp_path
 
 
 def upload(client, name: str = "notes.txt", content: bytes = b"hello\n", mime_type: str = "text/plain", chat_app_id: str = "files"):
-    return client.post("/api/chat/files", {"chatAppId": chat_app_id, "file": SimpleUploadedFile(name, content, content_type=mime_type)}, format="multipart")
+    return client.post(
+        "/api/chat/files", {"chatAppId": chat_app_id, "file": SimpleUploadedFile(name, content, content_type=mime_type)}, format="multipart"
+    )
 
 
 def test_an_upload_is_stored_and_read_back_by_its_owner_only(user_client, client_for, _local_storage):
@@ -65,7 +70,9 @@ def test_a_raster_image_is_shown_inline_and_its_bytes_must_be_an_image(user_clie
     ChatAppFactory(chat_app_id="files", features=UPLOADS)
     image = upload(user_client, "dot.png", png(), "image/png").json()["file"]
     assert user_client.get(image["url"])["Content-Disposition"] == 'inline; filename="dot.png"'
-    assert_error(upload(user_client, "fake.png", b"<svg onload=alert(1)>", "image/png"), 400, "INVALID_REQUEST", mentions="file: is not a PNG image")
+    assert_error(
+        upload(user_client, "fake.png", b"<svg onload=alert(1)>", "image/png"), 400, "INVALID_REQUEST", mentions="file: is not a PNG image"
+    )
     # An SVG is an image/* the app allows, but it is never shown inline: it could run script.
     svg = upload(user_client, "drawing.svg", b"<svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml").json()["file"]
     assert user_client.get(svg["url"])["Content-Disposition"].startswith("attachment")
@@ -76,14 +83,22 @@ def test_a_raster_image_is_shown_inline_and_its_bytes_must_be_an_image(user_clie
     [
         ({}, "notes.txt", "text/plain", b"hi", "chatAppId: file upload is not enabled in chat app files"),
         ({"fileUpload": {"enabled": False, "mimeTypesAllowed": ["text/plain"]}}, "notes.txt", "text/plain", b"hi", "not enabled"),
-        (UPLOADS, "page.html", "text/html", b"<p>", "file: text/html files are not allowed in this chat app (allowed: text/plain, image/*)"),
+        (
+            UPLOADS,
+            "page.html",
+            "text/html",
+            b"<p>",
+            "file: text/html files are not allowed in this chat app (allowed: text/plain, image/*)",
+        ),
         (UPLOADS, "notes.txt", "text/plain", b"\xff\xfe\x00bad", "file: is not UTF-8 text"),
         (UPLOADS, "empty.txt", "text/plain", b"", "file: The submitted file is empty."),
         # Without a declared type the name decides.
         (UPLOADS, "script.js", "application/octet-stream", b"alert(1)", "file: text/javascript files are not allowed"),
     ],
 )
-def test_a_file_the_chat_app_does_not_take_is_refused_naming_the_rule(user_client, features, name, mime_type, content, message, _local_storage):
+def test_a_file_the_chat_app_does_not_take_is_refused_naming_the_rule(
+    user_client, features, name, mime_type, content, message, _local_storage
+):
     ChatAppFactory(chat_app_id="files", features=features)
     assert_error(upload(user_client, name, content, mime_type), 400, "INVALID_REQUEST", mentions=message)
     assert not ChatFile.objects.exists()
@@ -113,7 +128,9 @@ def test_the_chat_app_must_exist_and_be_open_to_the_uploader(user_client):
 def test_the_body_must_be_multipart_with_a_file(user_client):
     ChatAppFactory(chat_app_id="files", features=UPLOADS)
     assert_error(user_client.post("/api/chat/files", {"chatAppId": "files"}, format="json"), 415, "UNSUPPORTED_MEDIA_TYPE")
-    assert_error(user_client.post("/api/chat/files", {"chatAppId": "files"}, format="multipart"), 400, mentions="file: No file was submitted.")
+    assert_error(
+        user_client.post("/api/chat/files", {"chatAppId": "files"}, format="multipart"), 400, mentions="file: No file was submitted."
+    )
 
 
 def test_bytes_written_for_a_record_that_fails_are_removed(user_client, monkeypatch, _local_storage):
@@ -142,7 +159,10 @@ def test_files_are_stored_in_an_s3_bucket_when_one_is_configured(user_client, se
         boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="chat-files-test")
         settings.STORAGES = {
             **settings.STORAGES,
-            "chat_files": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {"bucket_name": "chat-files-test", "location": "chat-files", "default_acl": None}},
+            "chat_files": {
+                "BACKEND": "storages.backends.s3.S3Storage",
+                "OPTIONS": {"bucket_name": "chat-files-test", "location": "chat-files", "default_acl": None},
+            },
         }
         ChatAppFactory(chat_app_id="files", features=UPLOADS)
         file = upload(user_client, content=b"in the bucket").json()["file"]

@@ -51,7 +51,12 @@ def test_signing_in_sets_the_session_cookie_and_signing_out_ends_it():
     client.get("/accounts/login/")
     response = client.post(
         "/accounts/login/",
-        {"username": "bob", "password": "correct horse battery", "next": "/chat/support/", "csrfmiddlewaretoken": client.cookies["csrftoken"].value},
+        {
+            "username": "bob",
+            "password": "correct horse battery",
+            "next": "/chat/support/",
+            "csrfmiddlewaretoken": client.cookies["csrftoken"].value,
+        },
     )
     assert response.status_code == 302 and response["Location"] == "/chat/support/"
     cookie = client.cookies["session"]
@@ -103,7 +108,11 @@ def test_a_chat_app_one_may_not_use_or_that_does_not_exist_is_a_page_that_says_s
     ChatAppFactory(chat_app_id="internal", user_types=["internal-user"])
     ChatAppFactory(chat_app_id="off", enabled=False)
     client = signed_in()
-    for path, status, words in [("/chat/internal/", 403, "You cannot use this chat app"), ("/chat/off/", 403, "switched off"), ("/chat/nope/", 404, "No such chat app")]:
+    for path, status, words in [
+        ("/chat/internal/", 403, "You cannot use this chat app"),
+        ("/chat/off/", 403, "switched off"),
+        ("/chat/nope/", 404, "No such chat app"),
+    ]:
         response = client.get(path)
         assert response.status_code == status
         assert words in response.content.decode()
@@ -150,5 +159,7 @@ def test_the_exchange_needs_a_valid_bearer_token(client):
     ChatAppFactory(chat_app_id="support")
     cookie_only = signed_in("dave")
     cookie_only.get("/chat/support/")  # the page hands out the CSRF token
-    response = cookie_only.post("/api/chat/auth/session", HTTP_X_CSRFTOKEN=cookie_only.cookies["csrftoken"].value)
+    response = cookie_only.post(
+        "/api/chat/auth/session", content_type="application/json", HTTP_X_CSRFTOKEN=cookie_only.cookies["csrftoken"].value
+    )
     assert_error(response, 401, "AUTHENTICATION_REQUIRED", mentions="Bearer")

@@ -42,7 +42,9 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 SCREENSHOTS = Path(os.environ.get("CHAT_SCREENSHOTS_DIR") or ROOT / "screenshots")
-INSTALL_HINT = "Chromium is not installed: the browser tests of the chat page (tests/pages) were SKIPPED. Install it: apt-get install -y chromium"
+INSTALL_HINT = (
+    "Chromium is not installed: the browser tests of the chat page (tests/pages) were SKIPPED. Install it: apt-get install -y chromium"
+)
 AGENT = "pages-agent"
 MODEL = "openai:scripted"
 GRADER = "openai:grader"

@@ -15,9 +15,10 @@ def tab_to(page, name: str | re.Pattern[str], *, limit: int = 40) -> None:
     for _ in range(limit):
         page.keyboard.press("Tab")
         focused = page.evaluate(
-            "() => { const e = document.activeElement; return e.getAttribute('aria-label') || (e.labels && e.labels[0] && e.labels[0].textContent) || e.textContent || ''; }"
+            "() => { const e = document.activeElement;"
+            " return e.getAttribute('aria-label') || (e.labels && e.labels[0] && e.labels[0].textContent) || e.textContent || ''; }"
         )
-        if (name.search(focused) if isinstance(name, re.Pattern) else focused.strip() == name):
+        if name.search(focused) if isinstance(name, re.Pattern) else focused.strip() == name:
             return
     raise AssertionError(f"{name!r} was not reached with Tab")
 

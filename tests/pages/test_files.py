@@ -57,7 +57,10 @@ def test_a_file_is_uploaded_listed_on_the_message_and_readable_by_its_owner_only
 
     session_id = page.url.rsplit("/", 1)[1]
     stored = owner.api("GET", f"/api/chat/sessions/{session_id}/messages").json()["messages"][0]
-    assert [(f["fileName"], f["mimeType"], f["size"]) for f in stored["files"]] == [("notes.txt", "text/plain", 25), ("dot.png", "image/png", len(png()))]
+    assert [(f["fileName"], f["mimeType"], f["size"]) for f in stored["files"]] == [
+        ("notes.txt", "text/plain", 25),
+        ("dot.png", "image/png", len(png())),
+    ]
     notes = stored["files"][0]
     assert owner.api("GET", notes["url"]).content == b"The launch code is 0000.\n"
 

