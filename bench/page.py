@@ -227,9 +227,8 @@ def main() -> None:
         frames = page.evaluate("window.__loaf")
         words = page.locator('[data-message-role="assistant"]').last.inner_text().count("word")
         expected = sum(chunk.startswith("word") for chunk in long_answer(args.long_tokens))
-        print(
-            f"  {args.long_tokens}-token answer at {args.long_token_delay * 1000:.0f} ms a token ({elapsed:.1f} s, {words}/{expected} words shown):"
-        )
+        pace = f"{args.long_token_delay * 1000:.0f} ms a token"
+        print(f"  {args.long_tokens}-token answer at {pace} ({elapsed:.1f} s, {words}/{expected} words shown):")
         print(f"    longest main-thread task {longest:.1f} ms (target < 50), tasks ≥ 50 ms: {over_50}, long animation frames: {frames}")
         print(f"    done → final paint {done_to_paint:.1f} ms")
         context.close()
