@@ -102,8 +102,8 @@ def test_an_answer_streams_in_as_markdown(site: Site, model, person: Person):
     # The stored answer renders the same after a reload.
     page.reload()
     stored = page.locator('[data-message-role="assistant"]').last
-    assert stored.locator("table td").all_inner_texts() == ["Mars", "2"]
-    assert stored.locator("ul > li").count() == 2
+    expect(stored.locator("table td")).to_have_text(["Mars", "2"])
+    expect(stored.locator("ul > li")).to_have_count(2)
 
 
 def test_a_wrong_password_is_said_plainly(site: Site, person_factory):
