@@ -9,6 +9,7 @@ from pathlib import Path
 import boto3
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from moto import mock_aws
 
 from chat import selectors
@@ -208,3 +209,15 @@ def test_a_model_gets_text_as_text_and_images_as_image_input(user_client):
     assert (text.kind, text.text, text.data) == ("text", "héllo\n", None)
     assert (image.kind, image.mime_type, image.data) == ("image", "image/png", png())
     assert model_input(file_name="a.pdf", mime_type="application/pdf", content=b"%PDF").kind == "other"
+
+
+def test_an_operator_lists_files_in_the_django_admin_and_deleting_one_deletes_its_bytes(user_client, _local_storage):
+    ChatAppFactory(chat_app_id="files", features=UPLOADS)
+    file = upload(user_client, "report.txt").json()["file"]
+    staff = Client()
+    staff.force_login(ChatUser.objects.create_superuser("operator", "correct horse battery"))
+    assert "report.txt" in staff.get("/admin/chat/chatfile/").content.decode()
+    assert staff.get("/admin/chat/chatfile/add/").status_code == 403
+    assert staff.post(f"/admin/chat/chatfile/{file['fileId']}/delete/", {"post": "yes"}).status_code == 302
+    assert not ChatFile.objects.exists()
+    assert list(_local_storage.iterdir()) == []
