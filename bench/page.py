@@ -53,7 +53,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
-TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "toplevel"]
+TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "toplevel", "v8", "disabled-by-default-v8.gc"]
 
 
 def long_answer(tokens: int) -> list[str]:
@@ -222,10 +222,12 @@ def main() -> None:
         page.wait_for_function("performance.getEntriesByName('chat:final-paint').length > 0")
         elapsed = time.perf_counter() - started
         trace = browser.stop_tracing()
+        if os.environ.get("BENCH_PAGE_TRACE"):  # for a closer look: chrome://tracing or Perfetto opens it
+            Path(os.environ["BENCH_PAGE_TRACE"]).write_bytes(trace)
         longest, over_50 = longest_task_ms(trace)
         done_to_paint = page.evaluate("performance.measure('d', 'chat:done', 'chat:final-paint').duration")
         frames = page.evaluate("window.__loaf")
-        words = page.locator('[data-message-role="assistant"]').last.inner_text().count("word")
+        words = page.locator('[data-message-role="assistant"]').last.text_content().count("word")  # innerText skips blocks out of view
         expected = sum(chunk.startswith("word") for chunk in long_answer(args.long_tokens))
         pace = f"{args.long_token_delay * 1000:.0f} ms a token"
         print(f"  {args.long_tokens}-token answer at {pace} ({elapsed:.1f} s, {words}/{expected} words shown):")

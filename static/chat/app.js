@@ -425,12 +425,29 @@ function showStoredMessage(message, sessionId, given) {
   return article;
 }
 
+// The conversation stays scrolled to its end while an answer grows, as long as the person has not
+// scrolled up, without reading the layout in the middle of a frame: the position is read at scroll
+// events, and the growing answer is followed from a ResizeObserver, which runs once layout is done.
+let stuckToEnd = true;
+const follow = new ResizeObserver(() => {
+  if (stuckToEnd) scrollToEnd();
+});
+
+function showMessages(...nodes) {
+  els.messages.replaceChildren(...nodes);
+}
+
+function addMessages(...nodes) {
+  els.messages.append(...nodes);
+}
+
 function scrollToEnd() {
   els.messages.scrollTop = els.messages.scrollHeight;
+  stuckToEnd = true;
 }
 
 function updateSuggestions() {
-  if (els.suggestions) els.suggestions.hidden = els.messages.childElementCount > 0;
+  if (els.suggestions) els.suggestions.hidden = els.messages.querySelector("[data-message-role]") !== null;
 }
 
 async function openSession(sessionId, { push = false } = {}) {
@@ -440,7 +457,7 @@ async function openSession(sessionId, { push = false } = {}) {
   els.missing?.remove();
   clearAlert();
   renderSessions();
-  els.messages.replaceChildren();
+  showMessages();
   updateSuggestions();
   say("Loading the conversation…");
   let messages;
@@ -461,7 +478,7 @@ async function openSession(sessionId, { push = false } = {}) {
   if (loading !== state.loading) return;
   const given = new Map();
   for (const item of feedback) if (item.messageId && !given.has(item.messageId)) given.set(item.messageId, item); // newest first
-  els.messages.replaceChildren(...messages.map((message) => showStoredMessage(message, sessionId, given.get(message.messageId))));
+  showMessages(...messages.map((message) => showStoredMessage(message, sessionId, given.get(message.messageId))));
   const session = state.sessions.find((item) => item.sessionId === sessionId);
   document.title = session && session.title ? `${session.title} · ${features.title}` : features.title;
   updateSuggestions();
@@ -475,7 +492,7 @@ function newChat(push, { replace = false } = {}) {
   if (push) history.pushState({ sessionId: null }, "", chatPath(null));
   else if (replace) history.replaceState({ sessionId: null }, "", chatPath(null));
   els.missing?.remove();
-  els.messages.replaceChildren();
+  showMessages();
   document.title = features.title;
   clearAlert();
   say("");
@@ -516,10 +533,11 @@ async function send(text, files = null) {
   const userArticle = userMessage(text, attached);
   const answer = assistantMessage();
   answer.article.setAttribute("aria-busy", "true");
-  els.messages.append(userArticle, answer.article);
+  addMessages(userArticle, answer.article);
   updateSuggestions();
   scrollToEnd();
 
+  follow.observe(answer.article);
   const renderer = new MessageRenderer(answer.body);
   let firstPaint = true;
   renderer.onPaint = () => {
@@ -527,7 +545,6 @@ async function send(text, files = null) {
       firstPaint = false;
       setTimeout(() => performance.mark("chat:first-token"), 0);
     }
-    if (els.messages.scrollHeight - els.messages.scrollTop - els.messages.clientHeight < 120) scrollToEnd();
   };
   const turn = { sessionId: state.sessionId, userMessageId: null, sentAt: Date.now(), traces: [], grade: null, failure: null };
   const body = { chatAppId: config.chatAppId, agentId: config.agentId, message: text, features: {}, source: "user" };
@@ -588,6 +605,7 @@ async function send(text, files = null) {
     const failure = turn.failure || {};
     showError(new ApiError(failure.error || "the turn failed", { status: failure.status || 0, code: failure.code, retryAfter: failure.retryAfter ?? retryFrom(failure.error) }));
   }
+  follow.unobserve(answer.article);
   state.busy = false;
   updateComposer();
 }
@@ -785,6 +803,9 @@ function start() {
   });
 
   history.replaceState({ sessionId: state.sessionId }, "", location.href);
+  els.messages.addEventListener("scroll", () => {
+    stuckToEnd = els.messages.scrollHeight - els.messages.scrollTop - els.messages.clientHeight < 48;
+  });
   loadSessions();
   if (state.sessionId) openSession(state.sessionId);
   else updateSuggestions();
