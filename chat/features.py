@@ -174,6 +174,11 @@ def _is_on(feature: Any) -> bool:
     return isinstance(feature, dict) and feature.get("enabled") is True
 
 
+def is_enabled(features: dict[str, Any], name: str) -> bool:
+    """Whether feature `name` is on in a features object: an object with `enabled: true`."""
+    return _is_on(features.get(name))
+
+
 def resolve_features(*, site: dict[str, Any], app: dict[str, Any]) -> dict[str, Any]:
     """The features in force for a chat app (CONTRACT §6). Both inputs are already valid.
 

@@ -9,6 +9,8 @@ import mimetypes
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from chat.features import is_enabled
+
 # When a chat app turns fileUpload on without `mimeTypesAllowed`: types every model can take.
 DEFAULT_MIME_TYPES = ("text/plain", "text/markdown", "text/csv", "application/json", "image/png", "image/jpeg", "image/gif", "image/webp")
 
@@ -35,10 +37,9 @@ class FileRefused(ValueError):
 
 def file_upload_settings(features: dict[str, Any]) -> tuple[bool, tuple[str, ...]]:
     """(enabled, allowed MIME patterns) of a chat app's resolved features."""
-    feature = features.get("fileUpload")
-    if not isinstance(feature, dict) or feature.get("enabled") is not True:
+    if not is_enabled(features, "fileUpload"):
         return False, ()
-    allowed = feature.get("mimeTypesAllowed") or DEFAULT_MIME_TYPES
+    allowed = features["fileUpload"].get("mimeTypesAllowed") or DEFAULT_MIME_TYPES
     return True, tuple(allowed)
 
 

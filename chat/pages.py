@@ -21,6 +21,7 @@ from django.middleware.csrf import get_token
 from django.shortcuts import render
 
 from chat import selectors
+from chat.features import is_enabled
 from chat.files import file_upload_settings
 from chat.models import ChatApp, ChatUser, FeedbackType
 from chatplatform.api.errors import ApiError
@@ -99,9 +100,9 @@ def _text_feature(features: dict[str, Any], name: str) -> str:
 
 
 def _suggestions(features: dict[str, Any]) -> list[str]:
-    feature = features.get("suggestions")
-    if not isinstance(feature, dict) or feature.get("enabled") is not True:
+    if not is_enabled(features, "suggestions"):
         return []
+    feature = features["suggestions"]
     items = [item for item in feature.get("suggestions") or [] if isinstance(item, str) and item.strip()]
     if feature.get("randomize") is True:
         items = random.sample(items, len(items))
@@ -109,29 +110,23 @@ def _suggestions(features: dict[str, Any]) -> list[str]:
     return items[:shown] if isinstance(shown, int) and shown > 0 else items
 
 
-def _on(features: dict[str, Any], name: str, *, default: bool = False) -> bool:
-    feature = features.get(name)
-    if not isinstance(feature, dict) or not isinstance(feature.get("enabled"), bool):
-        return default
-    return feature["enabled"]
-
-
 def page_settings(app: ChatApp, features: dict[str, Any]) -> dict[str, Any]:
     """What the page shows of a chat app's features, decided once here for the template and the script."""
     uploads, mime_types = file_upload_settings(features)
-    custom = features.get("uiCustomization") if _on(features, "uiCustomization") else {}
-    verify = features.get("verifyResponse") if _on(features, "verifyResponse") else None
+    custom = features["uiCustomization"] if is_enabled(features, "uiCustomization") else {}
+    # The sign-out button shows unless the chat app turns it off (a host application signs people out).
+    logout = features.get("logout")
     return {
         "title": (custom.get("title") or "").strip() or app.title,
         "accentColor": custom.get("accentColor") or None,
         "inputLabel": _text_feature(features, "promptInputFieldLabel") or DEFAULT_INPUT_LABEL,
         "disclaimer": _text_feature(features, "chatDisclaimerNotice"),
         "suggestions": _suggestions(features),
-        "traces": _on(features, "traces"),
-        "verifyResponse": verify is not None,
+        "traces": is_enabled(features, "traces"),
+        "verifyResponse": is_enabled(features, "verifyResponse"),
         "fileUpload": uploads,
         "mimeTypesAllowed": list(mime_types),
-        "logout": _on(features, "logout", default=True),
+        "logout": not (isinstance(logout, dict) and logout.get("enabled") is False),
     }
 
 

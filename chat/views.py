@@ -19,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chat import converse, selectors, services
+from chat.features import is_enabled
 from chat.files import INLINE_MIME_TYPES
 from chat.models import ChatApp, ChatSession, ChatSessionFeedback, ChatUser, FeedbackStatus
 from chat.serializers import (
@@ -204,7 +205,7 @@ class SessionViewSet(ApiViewSet):
         messages = selectors.session_messages(session=session, limit=query.validated_data["limit"])
         # A chat page shows each answer's traces when the chat app's traces feature is on (issue 21).
         app = ChatApp.objects.filter(pk=session.chat_app_id).first()
-        traces = app is not None and (selectors.chat_app_features(app).get("traces") or {}).get("enabled") is True
+        traces = app is not None and is_enabled(selectors.chat_app_features(app), "traces")
         return ok(messages=ChatMessageSerializer(messages, many=True, context={"include_traces": traces}).data)
 
     @extend_schema(
