@@ -74,13 +74,14 @@ def p50(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def sse_first_delta(url: str, token: str, body: dict[str, Any]) -> tuple[float, str]:
-    """Seconds to the first `delta` of a streamed turn over SSE, and its session."""
+def sse_first_delta(client: httpx.Client, token: str, body: dict[str, Any]) -> tuple[float, str]:
+    """Seconds to the first `delta` of a streamed turn over SSE (a kept-alive connection, as the
+    page's socket is), and its session."""
     headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
     started = time.perf_counter()
     first = None
     session = body.get("sessionId")
-    with httpx.stream("POST", f"{url}/api/chat/converse", json=body, headers=headers, timeout=60) as response:
+    with client.stream("POST", "/api/chat/converse", json=body, headers=headers) as response:
         response.raise_for_status()
         for line in response.iter_lines():
             if line.startswith("event: delta") and first is None:
@@ -187,8 +188,9 @@ def main() -> None:
 
         # 1. Send to first token painted, against the SSE TTFT of the same turn.
         page_turn(page, "warm up")
+        sse = stack.enter_context(httpx.Client(base_url=server.url, timeout=60))
         _, sse_session = sse_first_delta(
-            server.url, token, {"chatAppId": "bench", "agentId": "bench-agent", "message": "warm up", "features": {}, "source": "user"}
+            sse, token, {"chatAppId": "bench", "agentId": "bench-agent", "message": "warm up", "features": {}, "source": "user"}
         )
         painted, streamed = [], []
         for turn in range(args.turns):
@@ -201,11 +203,11 @@ def main() -> None:
                 "sessionId": sse_session,
             }
             if turn % 2:
-                streamed.append(sse_first_delta(server.url, token, body)[0] * 1000)
+                streamed.append(sse_first_delta(sse, token, body)[0] * 1000)
                 painted.append(page_turn(page, f"turn {turn}")[0])
             else:
                 painted.append(page_turn(page, f"turn {turn}")[0])
-                streamed.append(sse_first_delta(server.url, token, body)[0] * 1000)
+                streamed.append(sse_first_delta(sse, token, body)[0] * 1000)
         ratio = p50(painted) / p50(streamed)
         print(f"  send → first token painted (WebSocket): p50 {p50(painted):.0f} ms, max {max(painted):.0f} ms over {args.turns} turns")
         print(f"  SSE time to first delta, same turns:     p50 {p50(streamed):.0f} ms, max {max(streamed):.0f} ms")
