@@ -5,7 +5,13 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint format migrate demo bench clean install
+.PHONY: run test lint format migrate demo bench clean install vendor
+CHROMIUM := /usr/bin/chromium
+# Said before and after the suite, so it is the last thing a person reads.
+NO_CHROMIUM = test -x $(CHROMIUM) || printf '\n%s\n%s\n%s\n\n' \
+	'!!!!!!!! Chromium is not installed: the browser tests of the chat page (tests/pages) are SKIPPED.' \
+	'!!!!!!!! Install it, then run make test again:   sudo apt-get install -y chromium' \
+	'!!!!!!!! (.ci/run installs it before the suite.)'
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,10 +28,12 @@ demo: migrate
 	$(PY) manage.py seed_demo
 
 run: demo
+	@printf '\nThe chat page: http://%s:%s/   demo login: demo / demo-chat   (Django admin: /admin/, admin / admin-demo)\n\n' $(HOST) $(PORT)
 	$(PY) -m chatplatform.server chatplatform.asgi:application --host $(HOST) --port $(PORT) --workers 1 --lifespan off --ws-per-message-deflate false
 
 test: install
-	$(PY) -m pytest
+	@$(NO_CHROMIUM)
+	$(PY) -m pytest; status=$$?; $(NO_CHROMIUM); exit $$status
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -40,6 +48,11 @@ bench: install
 	$(PY) bench/api_overhead.py
 	$(PY) bench/admin_resources.py
 	$(PY) bench/converse.py
+	$(PY) bench/page.py
+
+# Refresh the vendored browser libraries from the npm registry (needs npm; nothing else does).
+vendor:
+	scripts/refresh-vendor.sh
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles
+	rm -rf $(VENV) db.sqlite3 staticfiles screenshots

@@ -13,7 +13,7 @@ from django_json_widget.widgets import JSONEditorWidget
 from rest_framework import serializers
 
 from chat import services as chat_services
-from chat.models import ChatApp, ChatMessage, ChatSession, ChatSessionFeedback, ChatUser
+from chat.models import ChatApp, ChatFile, ChatMessage, ChatSession, ChatSessionFeedback, ChatUser
 from chat.serializers import ChatAppWriteSerializer, validate_chat_app
 from chatplatform.api.exceptions import flatten_errors
 
@@ -218,3 +218,20 @@ class ChatSessionFeedbackAdmin(admin.ModelAdmin):
         changes = {name: form.cleaned_data[name] for name in form.changed_data}
         saved = chat_services.feedback_update(feedback_id=obj.pk, changes=changes)
         obj.updated_on = saved.updated_on
+
+
+@admin.register(ChatFile)
+class ChatFileAdmin(admin.ModelAdmin):
+    """Files people attached to messages: listed and deletable (with their bytes), never edited or
+    opened here (only their owner reads them, through the Chat API)."""
+
+    list_display = ("name", "user", "chat_app_id", "mime_type", "size", "create_date")
+    list_filter = ("mime_type",)
+    search_fields = ("name", "user__user_id", "chat_app_id")
+    readonly_fields = ("file_id", "user", "chat_app_id", "name", "mime_type", "size", "storage_name", "create_date")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

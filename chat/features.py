@@ -8,6 +8,7 @@ site configuration and converse all check and resolve features the same way.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 KNOWN_FEATURES = (
@@ -21,11 +22,15 @@ KNOWN_FEATURES = (
     "suggestions",
     "chatDisclaimerNotice",
     "promptInputFieldLabel",
+    "logout",
+    "uiCustomization",
 )
 TAG_LISTS = ("tagsEnabled", "tagsProhibited", "tagsDisabled")
 REPROMPT_THRESHOLDS = ("B", "C", "F")
 # Features that are an `{enabled, ...}` object whose other keys are kept as sent.
-_SWITCHES = ("traces", "sessionInsights", "fileUpload", "suggestions")
+_SWITCHES = ("traces", "sessionInsights", "logout")
+_MIME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/(\*|[a-z0-9][a-z0-9!#$&^_.+-]*)$")
+_HEX_COLOUR = re.compile(r"^#(?:[0-9a-fA-F]{3}){1,2}$")
 # Features that are a text shown in the chat UI, or an object carrying it.
 _TEXTS = ("chatDisclaimerNotice", "promptInputFieldLabel")
 
@@ -87,6 +92,41 @@ def _check_verify_response(value: Any) -> None:
         raise InvalidFeatures("verifyResponse.autoRepromptThreshold", f"must be one of {', '.join(REPROMPT_THRESHOLDS)}")
 
 
+def _check_file_upload(value: Any) -> None:
+    """`{enabled, mimeTypesAllowed}`: each a MIME type (`text/plain`) or a family (`image/*`), lower case."""
+    _enabled(value, "fileUpload")
+    allowed = value.get("mimeTypesAllowed")
+    if allowed is None:
+        return
+    if not isinstance(allowed, list):
+        raise InvalidFeatures("fileUpload.mimeTypesAllowed", "must be a list of MIME types")
+    for index, pattern in enumerate(allowed):
+        if not isinstance(pattern, str) or not _MIME_PATTERN.match(pattern):
+            raise InvalidFeatures(f"fileUpload.mimeTypesAllowed[{index}]", "must be a lower-case MIME type such as text/plain or image/*")
+
+
+def _check_suggestions(value: Any) -> None:
+    """`{enabled, suggestions: [string], randomize?, maxToShow?}` (CONTRACT §6)."""
+    _enabled(value, "suggestions")
+    items = value.get("suggestions")
+    if items is not None and (not isinstance(items, list) or not all(isinstance(item, str) and item.strip() for item in items)):
+        raise InvalidFeatures("suggestions.suggestions", "must be a list of non-empty strings")
+    if value.get("randomize") is not None and not isinstance(value["randomize"], bool):
+        raise InvalidFeatures("suggestions.randomize", "must be a boolean")
+    shown = value.get("maxToShow")
+    if shown is not None and (not isinstance(shown, int) or isinstance(shown, bool) or shown < 1):
+        raise InvalidFeatures("suggestions.maxToShow", "must be a whole number of at least 1")
+
+
+def _check_ui_customization(value: Any) -> None:
+    """`{enabled, title?, accentColor?}`: the page's heading and its accent colour (#rgb or #rrggbb)."""
+    _enabled(value, "uiCustomization")
+    _optional_string(value, "title", "uiCustomization")
+    colour = value.get("accentColor")
+    if colour is not None and (not isinstance(colour, str) or not _HEX_COLOUR.match(colour)):
+        raise InvalidFeatures("uiCustomization.accentColor", "must be a colour such as #1a73e8")
+
+
 def _check_text(value: Any, name: str) -> None:
     if isinstance(value, str):
         return
@@ -117,6 +157,12 @@ def validate_features(value: Any) -> dict[str, Any]:
             _check_entity(feature)
         elif name == "verifyResponse":
             _check_verify_response(feature)
+        elif name == "fileUpload":
+            _check_file_upload(feature)
+        elif name == "suggestions":
+            _check_suggestions(feature)
+        elif name == "uiCustomization":
+            _check_ui_customization(feature)
         elif name in _SWITCHES:
             _enabled(feature, name)
         else:
@@ -126,6 +172,11 @@ def validate_features(value: Any) -> dict[str, Any]:
 
 def _is_on(feature: Any) -> bool:
     return isinstance(feature, dict) and feature.get("enabled") is True
+
+
+def is_enabled(features: dict[str, Any], name: str) -> bool:
+    """Whether feature `name` is on in a features object: an object with `enabled: true`."""
+    return _is_on(features.get(name))
 
 
 def resolve_features(*, site: dict[str, Any], app: dict[str, Any]) -> dict[str, Any]:

@@ -2,11 +2,14 @@
 
 from django.urls import path
 
+from chat.pages import SignInView, chat_page, home
 from chat.views import (
+    AuthSessionView,
     ChatAppAdminViewSet,
     ChatAppViewSet,
     FeedbackAdminViewSet,
     FeedbackViewSet,
+    FileViewSet,
     SessionAdminViewSet,
     SessionViewSet,
     UserAdminViewSet,
@@ -23,6 +26,11 @@ chat_urlpatterns = [
     path("sessions/<str:sessionId>/title", SessionViewSet.as_view({"post": "title"}), name="chat-session-title"),
     path("sessions/<str:sessionId>/feedback", SessionViewSet.as_view({"get": "feedback"}), name="chat-session-feedback"),
     path("feedback", FeedbackViewSet.as_view({"post": "create"}), name="chat-feedback"),
+    # issue 21: the token-to-cookie exchange (CONTRACT §13) and the files attached to messages
+    path("auth/session", AuthSessionView.as_view(), name="chat-auth-session"),
+    path("files", FileViewSet.as_view({"post": "upload"}), name="chat-files"),
+    path("files/<str:fileId>", FileViewSet.as_view({"get": "retrieve"}), name="chat-file"),
+    path("files/<str:fileId>/content", FileViewSet.as_view({"get": "content"}), name="chat-file-content"),
 ]
 
 admin_urlpatterns = [
@@ -37,4 +45,12 @@ admin_urlpatterns = [
     path("feedback", FeedbackAdminViewSet.as_view({"post": "command"}), name="admin-feedback"),
     path("sessions/<str:sessionId>/messages", SessionAdminViewSet.as_view({"get": "messages"}), name="admin-session-messages"),
     path("sessions/search", SessionAdminViewSet.as_view({"post": "search"}), name="admin-sessions-search"),
+]
+
+# The browser's pages (issue 21, CONTRACT §13), served at the root of the site.
+page_urlpatterns = [
+    path("", home, name="home"),
+    path("accounts/login/", SignInView.as_view(), name="login"),
+    path("chat/<str:chat_app_id>/", chat_page, name="chat-page"),
+    path("chat/<str:chat_app_id>/<str:session_id>", chat_page, name="chat-session-page"),
 ]

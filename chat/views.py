@@ -5,13 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.contrib.auth import login, logout
+from django.http import HttpResponse
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chat import selectors, services
-from chat.models import ChatSession, ChatSessionFeedback, FeedbackStatus
+from chat.authentication import BearerJWTAuthentication
+from chat.features import is_enabled
+from chat.files import INLINE_MIME_TYPES
+from chat.models import ChatApp, ChatSession, ChatSessionFeedback, FeedbackStatus
 from chat.serializers import (
     AdminFeedbackRequestSerializer,
     ChatAppSearchRequestSerializer,
@@ -19,6 +28,7 @@ from chat.serializers import (
     ChatAppsForUserQuerySerializer,
     ChatAppUpsertRequestSerializer,
     ChatAppWriteSerializer,
+    ChatMessageFileSerializer,
     ChatMessageSerializer,
     ChatSessionSerializer,
     ChatUserLiteSerializer,
@@ -29,6 +39,7 @@ from chat.serializers import (
     FeedbackRequestSerializer,
     FeedbackSerializer,
     FeedbackUpdateSerializer,
+    FileUploadSerializer,
     MessagesQuerySerializer,
     PrefsUpdateSerializer,
     SessionSearchRequestSerializer,
@@ -191,7 +202,10 @@ class SessionViewSet(ApiViewSet):
         query.is_valid(raise_exception=True)
         session = _own_session(request, sessionId, query.validated_data.get("userId"))
         messages = selectors.session_messages(session=session, limit=query.validated_data["limit"])
-        return ok(messages=ChatMessageSerializer(messages, many=True).data)
+        # A chat page shows each answer's traces when the chat app's traces feature is on (issue 21).
+        app = ChatApp.objects.filter(pk=session.chat_app_id).first()
+        traces = app is not None and is_enabled(selectors.chat_app_features(app), "traces")
+        return ok(messages=ChatMessageSerializer(messages, many=True, context={"include_traces": traces}).data)
 
     @extend_schema(
         operation_id="chat_session_title",
@@ -332,6 +346,79 @@ class SessionAdminViewSet(AdminApiViewSet):
         if next_scroll:
             fields["scrollId"] = next_scroll
         return ok(**fields)
+
+
+# --- Browser sessions and files (issue 21) ---------------------------------------------------------
+
+
+class AuthSessionView(ApiView):
+    """`POST /api/chat/auth/session`: a bearer token's user gets the `session` cookie, so a host
+    application that signed its user in opens the chat page without a second sign-in; `DELETE`
+    signs the cookie's session out (CONTRACT §13)."""
+
+    @extend_schema(
+        operation_id="chat_auth_session_start",
+        request=None,
+        responses=inline_serializer("AuthSessionResponse", {"success": serializers.BooleanField(), "user": ChatUserSerializer()}),
+    )
+    def post(self, request: Request) -> Response:
+        if not isinstance(request.successful_authenticator, BearerJWTAuthentication):
+            raise ApiError(
+                "Authorization: Bearer <token> is required to start a browser session", code=Code.AUTHENTICATION_REQUIRED, status_code=401
+            )
+        login(request._request, request.user, backend="django.contrib.auth.backends.ModelBackend")
+        return ok(user=ChatUserSerializer(request.user).data)
+
+    @extend_schema(
+        operation_id="chat_auth_session_end",
+        request=None,
+        responses=inline_serializer("AuthSessionEndResponse", {"success": serializers.BooleanField()}),
+    )
+    def delete(self, request: Request) -> Response:
+        logout(request._request)
+        return ok()
+
+
+_FILE_ID = OpenApiParameter("fileId", str, OpenApiParameter.PATH)
+_FileResponse = inline_serializer("FileResponse", {"success": serializers.BooleanField(), "file": ChatMessageFileSerializer()})
+# Multipart framing around a file: a body larger than the limit plus this is refused unread.
+_MULTIPART_SLACK = 64 * 1024
+
+
+class FileViewSet(ApiViewSet):
+    """`POST /api/chat/files` (upload), `GET /api/chat/files/{fileId}` and `.../content` (the owner only)."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(operation_id="chat_file_upload", request={"multipart/form-data": FileUploadSerializer}, responses=_FileResponse)
+    def upload(self, request: Request) -> Response:
+        declared = request.META.get("CONTENT_LENGTH") or "0"
+        if declared.isdigit() and int(declared) > settings.CHAT_UPLOAD_MAX_BYTES + _MULTIPART_SLACK:
+            raise ApiError(f"file: must be at most {settings.CHAT_UPLOAD_MAX_BYTES} bytes", status_code=413)
+        body = FileUploadSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        stored = services.file_store(user=request.user, chat_app_id=body.validated_data["chatAppId"], upload=body.validated_data["file"])
+        return ok(file=stored.as_message_file())
+
+    @extend_schema(operation_id="chat_file_get", parameters=[_FILE_ID], responses=_FileResponse)
+    def retrieve(self, request: Request, fileId: str) -> Response:
+        return ok(file=selectors.file_get(file_id=fileId, user=request.user).as_message_file())
+
+    @extend_schema(
+        operation_id="chat_file_content",
+        parameters=[_FILE_ID],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+        description="The file's bytes, for its owner only. Raster images are sent inline, anything else as an attachment.",
+    )
+    def content(self, request: Request, fileId: str) -> HttpResponse:
+        file = selectors.file_get(file_id=fileId, user=request.user)
+        response = HttpResponse(selectors.file_content(file), content_type=file.mime_type)
+        disposition = "inline" if file.mime_type in INLINE_MIME_TYPES else "attachment"
+        response["Content-Disposition"] = content_disposition_header(disposition == "attachment", file.name)
+        # Whatever the bytes are, they never run as a page of this origin.
+        response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+        response["Cache-Control"] = "private, max-age=3600"
+        return response
 
 
 # --- Converse (SPEC.md "Send message", CONTRACT §7) ------------------------------------------------

@@ -142,7 +142,8 @@ ROOT_URLCONF = "chatplatform.urls"
 ASGI_APPLICATION = "chatplatform.asgi.application"
 AUTH_USER_MODEL = "chat.ChatUser"
 LOGIN_URL = "/accounts/login/"
-LOGIN_REDIRECT_URL = "/admin/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 TEMPLATES = [
     {
@@ -234,9 +235,38 @@ AUTH_PASSWORD_VALIDATORS = [
 # --- request under ASGI, converse streams included, through a thread and back) -----------------
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
+STATICFILES_DIRS = [BASE_DIR / "static"]  # the chat page's own assets and the vendored browser libraries
 SERVESTATIC_USE_FINDERS = True
 SERVESTATIC_AUTOREFRESH = DEBUG
+
+# Files people attach to messages (issue 21): stored through Django's storage API, read back only
+# by their owner through the Chat API (never served as public media). Local files by default; an
+# S3-compatible bucket through django-storages when CHAT_FILES_S3_BUCKET is set.
+CHAT_UPLOAD_MAX_BYTES = _int_env("CHAT_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
+_files_bucket = os.environ.get("CHAT_FILES_S3_BUCKET", "").strip()
+if _files_bucket:
+    _chat_files: dict[str, Any] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": _files_bucket,
+            "location": os.environ.get("CHAT_FILES_S3_PREFIX", "chat-files").strip("/"),
+            "endpoint_url": _url_env("CHAT_FILES_S3_ENDPOINT_URL", {"http", "https"}),
+            "default_acl": None,
+            "file_overwrite": False,
+        },
+    }
+else:
+    _chat_files = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": Path(os.environ.get("CHAT_FILES_ROOT") or BASE_DIR / "chat-files"), "base_url": None},
+    }
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Hashed, compressed names once `collectstatic` has run (immutable caching); plain names before.
+    "staticfiles": {"BACKEND": "chatplatform.static.CollectedOrPlainStorage"},
+    "chat_files": _chat_files,
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -284,6 +314,33 @@ JWT_ISSUER = os.environ.get("JWT_ISSUER") or None
 JWT_AUDIENCE = os.environ.get("JWT_AUDIENCE") or None
 CHAT_ADMIN_ROLE = os.environ.get("CHAT_ADMIN_ROLE") or "chat-admin"
 
+# Sign-in through an OpenID Connect provider (mozilla-django-oidc), when its variables are set.
+# The provider's claims are mapped to the ChatUser exactly as a bearer token's (chat/oidc.py).
+_OIDC_REQUIRED = ("OIDC_RP_CLIENT_ID", "OIDC_RP_CLIENT_SECRET", "OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_ENDPOINT")
+OIDC_ENABLED = any(os.environ.get(name) for name in _OIDC_REQUIRED)
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
+if OIDC_ENABLED:
+    for _name in _OIDC_REQUIRED:
+        if not os.environ.get(_name):
+            raise _malformed(_name, "is required when any of " + ", ".join(_OIDC_REQUIRED) + " is set")
+    OIDC_RP_CLIENT_ID = os.environ["OIDC_RP_CLIENT_ID"]
+    OIDC_RP_CLIENT_SECRET = os.environ["OIDC_RP_CLIENT_SECRET"]
+    OIDC_OP_AUTHORIZATION_ENDPOINT = _url_env("OIDC_OP_AUTHORIZATION_ENDPOINT", {"http", "https"})
+    OIDC_OP_TOKEN_ENDPOINT = _url_env("OIDC_OP_TOKEN_ENDPOINT", {"http", "https"})
+    OIDC_OP_USER_ENDPOINT = _url_env("OIDC_OP_USER_ENDPOINT", {"http", "https"})
+    OIDC_OP_JWKS_ENDPOINT = _url_env("OIDC_OP_JWKS_ENDPOINT", {"http", "https"})
+    OIDC_OP_ISSUER = os.environ.get("OIDC_OP_ISSUER") or None
+    OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO") or "RS256"
+    if OIDC_RP_SIGN_ALGO != "HS256" and not OIDC_OP_JWKS_ENDPOINT:
+        raise _malformed("OIDC_OP_JWKS_ENDPOINT", f"is required to verify {OIDC_RP_SIGN_ALGO} id tokens")
+    OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES") or "openid email profile"
+    OIDC_USE_PKCE = _bool_env("OIDC_USE_PKCE", True)
+    OIDC_TIMEOUT = 10
+    OIDC_PROVIDER_NAME = os.environ.get("OIDC_PROVIDER_NAME") or "single sign-on"
+    LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?oidc=failed"
+    INSTALLED_APPS.append("mozilla_django_oidc")
+    AUTHENTICATION_BACKENDS.append("chat.oidc.ClaimsBackend")
+
 # --- Rate limits (CONTRACT §10): requests per window, per user (per address when anonymous) ----
 
 CHAT_RATE_LIMIT_WINDOW_SECONDS = _int_env("CHAT_RATE_LIMIT_WINDOW_SECONDS", 60, minimum=1)
@@ -324,6 +381,8 @@ CHAT_SELECTION_TIMEOUT_SECONDS = _float_env("CHAT_SELECTION_TIMEOUT_SECONDS", 5.
 # (seconds; chatplatform.llm.loop). Connecting is bounded at 10 s.
 CHAT_MODEL_FIRST_TOKEN_TIMEOUT = _float_env("CHAT_MODEL_FIRST_TOKEN_TIMEOUT", 60.0)
 CHAT_MODEL_IDLE_TIMEOUT = _float_env("CHAT_MODEL_IDLE_TIMEOUT", 60.0)
+# Milliseconds between the `offline` model's words: a demo then streams like a model (tests set 0).
+CHAT_OFFLINE_TOKEN_DELAY_MS = _int_env("CHAT_OFFLINE_TOKEN_DELAY_MS", 20, minimum=0)
 # Turns that may wait on one WebSocket behind the one running; more are refused at once (docs/faults.md).
 CHAT_WS_MAX_QUEUED_TURNS = _int_env("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
 # On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).

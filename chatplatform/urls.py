@@ -1,9 +1,10 @@
-"""URL map: the Chat API, the Admin API, the OpenAPI docs, the Django admin and login."""
+"""URL map: the Chat API, the Admin API, the OpenAPI docs, the Django admin, sign-in and the chat pages."""
 
 from __future__ import annotations
 
 from importlib import import_module
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, JsonResponse
@@ -34,6 +35,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 _API_APPS = ["chat", "agents", "tools", "tags", "directives", "knowledge"]
 chat_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "chat_urlpatterns", [])]
 admin_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "admin_urlpatterns", [])]
+# The browser's pages (the chat page, sign-in) from the apps that have them, at the root.
+pages = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "page_urlpatterns", [])]
 
 urlpatterns = [
     path("api/chat/", include(chat_api)),
@@ -42,7 +45,9 @@ urlpatterns = [
     path("api/docs/", DocsView.as_view(url_name="schema"), name="docs"),
     re_path(r"^api(?:/.*)?$", UnknownPathView.as_view()),
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz),
+    *pages,
 ]
+if settings.OIDC_ENABLED:
+    urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
@@ -35,6 +37,9 @@ class _LoopPolicy(asyncio.DefaultEventLoopPolicy):
 
 
 asyncio.set_event_loop_policy(_LoopPolicy())
+# The offline model answers at once in tests, here and in the platform processes they start.
+os.environ.setdefault("CHAT_OFFLINE_TOKEN_DELAY_MS", "0")
+settings.CHAT_OFFLINE_TOKEN_DELAY_MS = int(os.environ["CHAT_OFFLINE_TOKEN_DELAY_MS"])  # loaded before this file
 
 
 def bearer_token(user_id: str, *, admin: bool = False, expires_in: int = 3600, **claims: Any) -> str:

@@ -15,8 +15,11 @@ from django.conf import settings
 
 from agents.models import AgentDefinition
 from agents.prompts import render_system_prompt
+from chat import selectors
 from chat.features import KNOWN_FEATURES, resolve_features
+from chat.files import ModelInput
 from chat.models import ChatApp, ChatUser
+from chatplatform import llm
 from directives.selectors import directives_candidates
 from tags.selectors import instructions_for, tags_for_tools
 from tools.selectors import tools_by_ids
@@ -33,7 +36,7 @@ class TurnContext:
     agent_id: str
     session_id: uuid.UUID | None
     message: str
-    files: list[Any]
+    files: list[Any]  # ChatMessageFile of each file the message names (stored with it)
     invocation_mode: str | None
     source: str
     timezone: str | None
@@ -46,6 +49,7 @@ class TurnContext:
     tool_ids: list[str]  # the agent's, toolOverrides applied
     tools: dict[str, Any]  # their ToolDefinitions
     tool_tags: frozenset[str]  # `scope.tag` a tool may emit in this chat app
+    attachments: tuple[llm.Attachment, ...] = ()  # the files of the message, as the model gets them
 
     def on(self, feature: str) -> bool:
         return feature_on(self.features, feature)
@@ -97,6 +101,7 @@ def build_context(
     system_prompt = render_system_prompt(
         base_prompt=agent.base_prompt, user=user_fields, company_name=settings.CHAT_COMPANY_NAME, tag_instructions=tag_text
     )
+    files = selectors.message_files(user=user, files=request.get("files") or [], features=features)
     entity = _entity_value(features, user_fields["customData"])
     candidates: list[Any] = []
     if feature_on(features, "instructionAugmentation"):
@@ -108,7 +113,7 @@ def build_context(
         agent_id=agent.pk,
         session_id=session_id,
         message=request["message"],
-        files=request.get("files") or [],
+        files=[file.as_message_file() for file in files],
         invocation_mode=request.get("invocationMode"),
         source=request["source"],
         timezone=request.get("timezone"),
@@ -121,7 +126,14 @@ def build_context(
         tool_ids=tool_ids,
         tools=read(("tools", *tool_ids), lambda: tools_by_ids(tool_ids)),
         tool_tags=tool_tags,
+        attachments=tuple(_attachment(selectors.file_model_input(file)) for file in files),
     )
+
+
+def _attachment(given: ModelInput) -> llm.Attachment:
+    """A file as the model layer takes it: text as text, images as image input, anything else named only."""
+    data = given.text.encode() if given.kind == "text" and given.text is not None else (given.data or b"")
+    return llm.Attachment(name=given.file_name, mime_type=given.mime_type if given.kind != "text" else "text/plain", data=data)
 
 
 def with_directives(system_prompt: str, chosen: list[Any]) -> str:

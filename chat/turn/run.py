@@ -113,7 +113,13 @@ async def _answer(context: TurnContext, claim: services.TurnClaim, transcript: T
     tools = toolset(context, session_id, ledger, emit)
     model_started = time.perf_counter()
     answer = await stream(
-        transcript, model=context.model, system_prompt=system_prompt, history=history, message=context.message, tools=tools
+        transcript,
+        model=context.model,
+        system_prompt=system_prompt,
+        history=history,
+        message=context.message,
+        tools=tools,
+        attachments=context.attachments,
     )
     trace(emit, context, ledger.add("model", answer.model, answer.usage, ms_since(model_started)))
     text, verifications = answer.text, []

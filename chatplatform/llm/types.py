@@ -64,7 +64,10 @@ class Attachment:
         return self.mime_type.startswith("image/")
 
     def as_text(self) -> str:
-        """A text file as the model reads it: its content inside a `<file>` element naming it."""
+        """A text file as the model reads it: its content inside a `<file>` element naming it (a
+        file of a kind the model cannot read is named, its content left out)."""
+        if not self.data:
+            return f'<file name="{self.name}" type="{self.mime_type}" note="not readable by the model"/>'
         text = self.data.decode("utf-8", errors="replace")
         return f'<file name="{self.name}" type="{self.mime_type}">\n{text}\n</file>'
 

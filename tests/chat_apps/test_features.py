@@ -23,6 +23,8 @@ VALID_FEATURES = {
     "suggestions": {"enabled": True, "suggestions": ["Hi"]},
     "chatDisclaimerNotice": "Answers may be wrong.",
     "promptInputFieldLabel": {"enabled": True, "promptInputFieldLabel": "Ask away"},
+    "logout": {"enabled": False},
+    "uiCustomization": {"enabled": True, "title": "Help desk", "accentColor": "#1a73e8"},
 }
 
 
@@ -57,6 +59,15 @@ def test_every_known_feature_in_a_valid_shape_is_accepted():
         ({"suggestions": {"enabled": "yes"}}, "suggestions.enabled", "must be a boolean"),
         ({"chatDisclaimerNotice": 3}, "chatDisclaimerNotice", "must be a string or an object"),
         ({"promptInputFieldLabel": {"promptInputFieldLabel": 3}}, "promptInputFieldLabel.promptInputFieldLabel", "must be a string"),
+        ({"fileUpload": {"enabled": True, "mimeTypesAllowed": "text/plain"}}, "fileUpload.mimeTypesAllowed", "must be a list"),
+        ({"fileUpload": {"enabled": True, "mimeTypesAllowed": ["Text/Plain"]}}, "fileUpload.mimeTypesAllowed[0]", "lower-case MIME type"),
+        ({"fileUpload": {"enabled": True, "mimeTypesAllowed": ["*/*"]}}, "fileUpload.mimeTypesAllowed[0]", "lower-case MIME type"),
+        ({"suggestions": {"enabled": True, "suggestions": ["ok", ""]}}, "suggestions.suggestions", "non-empty strings"),
+        ({"suggestions": {"enabled": True, "randomize": "yes"}}, "suggestions.randomize", "must be a boolean"),
+        ({"suggestions": {"enabled": True, "maxToShow": 0}}, "suggestions.maxToShow", "at least 1"),
+        ({"logout": {"enabled": "no"}}, "logout.enabled", "must be a boolean"),
+        ({"uiCustomization": {"enabled": True, "accentColor": "red; background: url(x)"}}, "uiCustomization.accentColor", "a colour"),
+        ({"uiCustomization": {"enabled": True, "title": 7}}, "uiCustomization.title", "must be a string"),
     ],
 )
 def test_each_shape_rule_names_the_path(features, path, message):

@@ -25,6 +25,9 @@ from tools.services import tool_upsert
 
 DEMO_ADMIN = "admin"
 DEMO_PASSWORD = "admin-demo"
+# A person of the chat page: not staff, so the page shows what a chat app's user sees.
+DEMO_USER = "demo"
+DEMO_USER_PASSWORD = "demo-chat"
 SEEDED_BY = "seed_demo"
 
 WORD_COUNT_CODE = """async (event, params) => {
@@ -124,6 +127,15 @@ CHAT_APP = {
         "tags": {"enabled": True, "tagsEnabled": [{"scope": "demo", "tag": "weather-card"}]},
         "instructionAugmentation": {"enabled": True},
         "promptInputFieldLabel": "Ask the demo assistant",
+        "suggestions": {
+            "enabled": True,
+            "suggestions": ["What time is it in Tokyo?", "How many words are in this sentence?", "Show me a table of three planets"],
+            "randomize": False,
+            "maxToShow": 3,
+        },
+        "traces": {"enabled": True},
+        "fileUpload": {"enabled": True, "mimeTypesAllowed": ["text/plain", "text/markdown", "text/csv", "image/png", "image/jpeg"]},
+        "chatDisclaimerNotice": {"enabled": True, "notice": "The demo assistant runs offline and only echoes: no answer is advice."},
     },
 }
 
@@ -195,8 +207,8 @@ DIRECTIVES: list[dict[str, Any]] = [
 
 class Command(BaseCommand):
     help = (
-        "Load the demo data set (admin user, chat app, agents, tools, tags, directives, a knowledge base of the "
-        "project's docs) and print the admin login."
+        "Load the demo data set (admin and demo users, chat app, agents, tools, tags, directives, a knowledge base of the "
+        "project's docs) and print the logins."
     )
 
     def seed_documents(self) -> int:
@@ -227,6 +239,12 @@ class Command(BaseCommand):
             if created:
                 admin.set_password(DEMO_PASSWORD)
                 admin.save()
+            person, person_created = ChatUser.objects.get_or_create(
+                user_id=DEMO_USER, defaults={"first_name": "Demo", "last_name": "User", "email": "demo@example.com"}
+            )
+            if person_created:
+                person.set_password(DEMO_USER_PASSWORD)
+                person.save()
             for tool in TOOLS:
                 tool_upsert(tool=tool, user_id=SEEDED_BY)
             knowledge_base_upsert(data=KNOWLEDGE_BASE, user_id=SEEDED_BY)
@@ -250,4 +268,6 @@ class Command(BaseCommand):
         )
         login = f"login {DEMO_ADMIN} / {DEMO_PASSWORD}" if created else f"login {DEMO_ADMIN} (password unchanged)"
         self.stdout.write(f"Django admin: http://127.0.0.1:8000/admin/  {login}")
+        person_login = f"{DEMO_USER} / {DEMO_USER_PASSWORD}" if person_created else f"{DEMO_USER} (password unchanged)"
+        self.stdout.write(f"Chat page: http://127.0.0.1:8000/  login {person_login}")
         self.stdout.write("Bearer token: .venv/bin/python manage.py issue_token demo-user")

@@ -4,18 +4,27 @@ It answers through the same tool loop as every provider, so `make run` shows wha
 does with nothing installed. Its skills, tried in order on each request:
 
 - after tool results: says what the tools returned;
-- a tool whose name words appear in the user's message (`current_time` for "what time is it?",
-  `word_count` for "count the words in: …"): calls it, its required text parameters filled with
-  the text after the message's first colon (or the whole message);
+- a tool whose name words appear in the user's message (`current_time` for "what time is it in
+  Tokyo?", `word_count` for "how many words are in this sentence?"): calls it, its required text
+  parameters filled with the text after the message's first colon (or the whole message), a
+  timezone parameter with the zone of a city the message names;
+- "…a table…": a Markdown table;
 - otherwise: an echo of the user's message ("You said: …").
+
+Its text streams CHAT_OFFLINE_TOKEN_DELAY_MS apart, so a demo reads like a model's answer.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import re
+import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from django.conf import settings
 
 from chatplatform.llm.types import (
     AssistantTurn,
@@ -74,14 +83,35 @@ def _name_words(name: str) -> set[str]:
     return {word for word in re.split(r"[_\W]+", name.lower()) if len(word) >= 3 and word not in _GENERIC}
 
 
+@functools.cache
+def _zones_by_city() -> dict[str, str]:
+    """'tokyo' → 'Asia/Tokyo', 'new york' → 'America/New_York', from the system's zone names."""
+    return {zone.rsplit("/", 1)[-1].replace("_", " ").lower(): zone for zone in zoneinfo.available_timezones() if "/" in zone}
+
+
+def _zone_named_in(message: str) -> str | None:
+    words = re.findall(r"[A-Za-z]+", message.lower())
+    for size in (3, 2, 1):  # "new york" before "york"
+        for start in range(len(words) - size + 1):
+            if zone := _zones_by_city().get(" ".join(words[start : start + size])):
+                return zone
+    return None
+
+
 def _arguments(spec: ToolSpec, message: str) -> dict[str, str] | None:
-    """Required text parameters filled from the message; None when another kind is required."""
+    """Required text parameters filled from the message, a timezone from a city it names; None
+    when a required parameter is of another kind."""
     schema = spec.parameters_json_schema
     properties = schema.get("properties") or {}
     _, colon, after = message.partition(":")
     text = after.strip() if colon and after.strip() else message
     arguments = {}
+    for name, definition in properties.items():
+        if "timezone" in name.lower() + str((definition or {}).get("description", "")).lower() and (zone := _zone_named_in(message)):
+            arguments[name] = zone
     for name in schema.get("required") or ():
+        if name in arguments:
+            continue
         if (properties.get(name) or {}).get("type") != "string":
             return None
         arguments[name] = text
@@ -101,6 +131,23 @@ def _call_a_named_tool(request: ModelRequest) -> Answer | None:
     return None
 
 
+_PLANETS = (("Mercury", "57.9", "88 days"), ("Venus", "108.2", "225 days"), ("Earth", "149.6", "365 days"))
+
+
+def _table(request: ModelRequest) -> Answer | None:
+    message = _last_user_text(request)
+    if not isinstance(request.messages[-1], HistoryMessage) or "table" not in message.lower():
+        return None
+    if "planet" in message.lower():
+        rows = [f"| {name} | {distance} | {year} |" for name, distance, year in _PLANETS]
+        return Answer(
+            "Here are three planets:\n\n| Planet | Distance from the Sun (million km) | Year |\n|---|---:|---|\n" + "\n".join(rows)
+        )
+    words = message.split()[:10]
+    rows = [f"| {number} | {word} | {len(word)} |" for number, word in enumerate(words, start=1)]
+    return Answer("The words of your message:\n\n| # | Word | Letters |\n|---:|---|---:|\n" + "\n".join(rows))
+
+
 def _echo(request: ModelRequest) -> Answer:
     text = _last_user_text(request)
     if len(text) > ECHO_LIMIT:
@@ -108,7 +155,7 @@ def _echo(request: ModelRequest) -> Answer:
     return Answer(f"You said: {text}" if text else "You said nothing.")
 
 
-SKILLS: list[Skill] = [_report_tool_results, _call_a_named_tool]
+SKILLS: list[Skill] = [_report_tool_results, _call_a_named_tool, _table]
 
 
 def answer(request: ModelRequest) -> Answer:
@@ -129,7 +176,10 @@ def _usage(request: ModelRequest, text: str) -> Usage:
 
 async def stream(ref: ModelRef, request: ModelRequest, sink: Sink) -> ModelResponse:
     found = answer(request)
-    for chunk in _CHUNK.findall(found.text):
+    delay = settings.CHAT_OFFLINE_TOKEN_DELAY_MS / 1000
+    for number, chunk in enumerate(_CHUNK.findall(found.text)):
+        if delay and number:
+            await asyncio.sleep(delay)
         sink.text(chunk)
     return ModelResponse(found.text, found.tool_calls, _usage(request, found.text))
 

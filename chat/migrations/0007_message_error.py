@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0005_foreign_keys_use_composite_indexes'),
+        ('chat', '0006_chat_files'),
     ]
 
     operations = [

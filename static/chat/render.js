@@ -1,0 +1,203 @@
+// Message rendering: the one module that turns an answer's text into DOM, streamed or stored.
+//
+// Model output is untrusted. Markdown (marked) becomes HTML, and that HTML reaches the DOM only
+// through DOMPurify: no script, event handler or javascript: URL from a model, a tool or a stored
+// message ever runs. The page's Content-Security-Policy is the second wall.
+//
+// Streaming stays cheap for long answers: the text is cut into top-level blocks, and every block
+// but the last is rendered once and frozen. Each update re-lexes and re-renders only the last,
+// still growing block, at most once per animation frame. A 2,000-token answer therefore costs
+// the size of its last block per frame, not the size of the whole answer.
+//
+// Widget tags (CONTRACT §7: `<scope.tag attr="…">body</scope.tag>`) are cut out of the text before
+// Markdown sees it. A complete tag is handed to the tag renderer (`setTagRenderer`): that is where
+// the widget runtime (issue 22) plugs in. Until one is set, a tag shows as inert text.
+
+import { Marked } from "marked";
+import DOMPurify from "dompurify";
+
+const markdown = new Marked({ gfm: true, breaks: false, async: false });
+
+const PURIFY = {
+  RETURN_DOM_FRAGMENT: true,
+  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "option", "iframe", "frame", "object", "embed", "dialog"],
+  FORBID_ATTR: ["style", "id", "name"],
+  ADD_ATTR: ["target"],
+};
+
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.tagName === "A" && node.hasAttribute("href")) {
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer nofollow");
+  }
+});
+
+// The sanitized DOM of some HTML: a DocumentFragment with nothing that can run.
+export function sanitize(html) {
+  return DOMPurify.sanitize(html, PURIFY);
+}
+
+// --- widget tags ------------------------------------------------------------------------------
+
+const TAG_OPEN = /<([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)((?:\s+[^<>]*?)?)\s*(\/?)>/g;
+const ATTRIBUTE = /([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g;
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+function parseAttributes(text) {
+  const attributes = {};
+  for (const match of text.matchAll(ATTRIBUTE)) {
+    attributes[match[1]] = match[2] ?? match[3] ?? match[4] ?? "";
+  }
+  return attributes;
+}
+
+// Whether `index` of `text` lies inside a fenced code block opened earlier in `text`.
+function insideFence(text, index) {
+  let open = null;
+  for (const line of text.slice(0, index).split("\n")) {
+    const fence = FENCE.exec(line);
+    if (!fence) continue;
+    if (open === null) open = fence[1][0];
+    else if (fence[1][0] === open) open = null;
+  }
+  return open !== null;
+}
+
+// The first widget tag opening in `text` that is not inside a code block, or null.
+function findTag(text) {
+  TAG_OPEN.lastIndex = 0;
+  for (let match; (match = TAG_OPEN.exec(text)); ) {
+    if (insideFence(text, match.index)) continue;
+    const [opening, scope, tag, attributes, selfClosing] = match;
+    return { start: match.index, end: match.index + opening.length, scope, tag, attributes: parseAttributes(attributes), selfClosing: !!selfClosing };
+  }
+  return null;
+}
+
+// The default tag renderer: the tag's body as inert text, marked with the tag it came from.
+function inertTag({ tagId, body, container }) {
+  const box = document.createElement("div");
+  box.className = "widget-fallback";
+  box.dataset.tag = tagId;
+  box.textContent = body;
+  container.append(box);
+}
+
+let tagRenderer = inertTag;
+
+// Issue 22 plugs in here: `fn({scope, tag, tagId, attributes, body, container})` renders one
+// complete widget tag of an answer into `container` (an empty element in the message's flow).
+export function setTagRenderer(fn) {
+  tagRenderer = fn || inertTag;
+}
+
+// --- the renderer -----------------------------------------------------------------------------
+
+export class MessageRenderer {
+  constructor(container) {
+    this.container = container;
+    this.text = "";
+    this.frozenUpTo = 0; // characters of `text` rendered into frozen blocks
+    this.live = document.createElement("div");
+    this.live.className = "md-live";
+    this.container.append(this.live);
+    this.frame = 0;
+    this.onPaint = null; // called after each render that follows new text
+  }
+
+  // Streamed text: rendered at the next animation frame, with whatever else arrived by then.
+  append(text) {
+    this.text += text.replace(/\r/g, "");
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.render(false));
+  }
+
+  // The whole text at once (a stored message, or the stored answer after a lost connection).
+  replace(text) {
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    for (const node of [...this.container.childNodes]) if (node !== this.live) node.remove();
+    this.live.replaceChildren();
+    this.text = text.replace(/\r/g, "");
+    this.frozenUpTo = 0;
+    this.render(true);
+  }
+
+  // The answer is complete: render what is left, every block final.
+  finish() {
+    cancelAnimationFrame(this.frame);
+    this.render(true);
+  }
+
+  freeze(node) {
+    this.container.insertBefore(node, this.live);
+  }
+
+  freezeMarkdown(text) {
+    if (text.trim()) this.freeze(sanitize(markdown.parse(text)));
+    this.frozenUpTo += text.length;
+  }
+
+  render(final) {
+    this.frame = 0;
+    let tail = this.text.slice(this.frozenUpTo);
+    for (let tag = findTag(tail); tag; tag = findTag(tail)) {
+      this.freezeMarkdown(tail.slice(0, tag.start)); // a tag starts a block: what precedes it is complete
+      tail = tail.slice(tag.start);
+      const closing = `</${tag.scope}.${tag.tag}>`;
+      const bodyStart = tag.end - tag.start;
+      const closeAt = tag.selfClosing ? bodyStart : tail.indexOf(closing, bodyStart);
+      if (closeAt < 0) {
+        // Still streaming its body: a placeholder until the tag closes.
+        const pending = document.createElement("div");
+        pending.className = "widget-pending";
+        pending.dataset.tag = `${tag.scope}.${tag.tag}`;
+        pending.textContent = final ? tail : "…";
+        this.live.replaceChildren(pending);
+        if (final) this.frozenUpTo = this.text.length;
+        this.painted();
+        return;
+      }
+      const end = tag.selfClosing ? bodyStart : closeAt + closing.length;
+      const container = document.createElement("div");
+      container.className = "widget";
+      this.freeze(container);
+      tagRenderer({
+        scope: tag.scope,
+        tag: tag.tag,
+        tagId: `${tag.scope}.${tag.tag}`,
+        attributes: tag.attributes,
+        body: tag.selfClosing ? "" : tail.slice(bodyStart, closeAt),
+        container,
+      });
+      this.frozenUpTo += end;
+      tail = tail.slice(end);
+    }
+    if (final) {
+      this.freezeMarkdown(tail);
+      this.live.replaceChildren();
+    } else {
+      // Every block but the last is complete; the last may still grow (a paragraph, a list, a fence).
+      const tokens = markdown.lexer(tail);
+      let last = tokens.length - 1;
+      while (last > 0 && tokens[last].type === "space") last -= 1;
+      const liveText = tokens.slice(Math.max(last, 0)).map((token) => token.raw).join("");
+      if (last > 0 && tail.endsWith(liveText)) {
+        this.freezeMarkdown(tail.slice(0, tail.length - liveText.length));
+        tail = liveText;
+      }
+      this.live.replaceChildren(sanitize(markdown.parse(tail)));
+    }
+    this.painted();
+  }
+
+  painted() {
+    if (this.onPaint) this.onPaint();
+  }
+}
+
+// A stored answer, rendered once.
+export function renderMarkdown(container, text) {
+  const renderer = new MessageRenderer(container);
+  renderer.replace(text);
+  return renderer;
+}
