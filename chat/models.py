@@ -299,6 +299,8 @@ class ChatMessage(models.Model):
     execution_duration = models.PositiveIntegerField("executionDuration (ms)", null=True, blank=True)
     # {code, message} of an answer that failed midway; its text is what was streamed before (docs/faults.md).
     error = models.JSONField(null=True, blank=True)
+    # The knowledge base results the model was given, numbered as it cited them (CONTRACT §11).
+    citations = models.JSONField(null=True, blank=True)
     timestamp = models.DateTimeField(default=timezone.now)
 
     class Meta:

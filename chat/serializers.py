@@ -321,6 +321,9 @@ class ChatMessageSerializer(serializers.Serializer):
         required=False,
         help_text="Only on an answer that failed midway: why. Its `message` is the text streamed before.",
     )
+    citations = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="Only on an answer that searched knowledge bases (CONTRACT §11)."
+    )
     timestamp = serializers.DateTimeField()
 
     def to_representation(self, message: ChatMessage) -> dict[str, Any]:
@@ -339,6 +342,8 @@ class ChatMessageSerializer(serializers.Serializer):
         }
         if message.error:
             data["error"] = message.error
+        if message.citations is not None:
+            data["citations"] = message.citations
         if self.context.get("include_traces"):
             data["traces"] = message.traces
         return data
@@ -509,3 +514,11 @@ class ConverseResponseSerializer(serializers.Serializer):
     sessionId = serializers.UUIDField()
     messageId = serializers.UUIDField()
     usage = ChatMessageUsageSerializer(required=False)
+    citations = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text=(
+            "When the agent searched knowledge bases: `{n, knowledgeBaseId, documentId, title, sourceUrl, chunkId, text}` "
+            "per result the model was given."
+        ),
+    )

@@ -305,6 +305,7 @@ def turn_finish(
     execution_duration: int,
     title: str | None = None,
     error: dict[str, str] | None = None,
+    citations: list[dict[str, Any]] | None = None,
 ) -> tuple[ChatMessage, bool]:
     """Store the answer (`error` when it failed midway: the text is what was streamed), add its
     usage to the session's totals, hand the session to the next ticket and, given a `title`,
@@ -322,6 +323,7 @@ def turn_finish(
         verifications=verifications,
         execution_duration=execution_duration,
         error=error,
+        citations=citations,
         timestamp=now,
     )
     connection = connections["default"]

@@ -2,28 +2,47 @@
 
 The chat app's features as resolved for this request (CONTRACT §6), the system prompt (the
 agent's basePrompt rendered for the user, with the instructions of the tags the model may emit,
-CONTRACT §7), the directives that are candidates for selection, and the agent's tools.
+CONTRACT §7), the directives that are candidates for selection, the message's files, and what
+the agent brings: its model, tools, knowledge bases (CONTRACT §11) and collaborators (§12).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 
+from agents.access import agent_access
 from agents.models import AgentDefinition
 from agents.prompts import render_system_prompt
+from agents.selectors import agent_get
 from chat import selectors
 from chat.features import KNOWN_FEATURES, resolve_features
 from chat.files import ModelInput
 from chat.models import ChatApp, ChatUser
 from chatplatform import llm
+from chatplatform.api.errors import NotFound
 from directives.selectors import directives_candidates
+from knowledge.selectors import KnowledgeBaseOffer, usable_knowledge_bases
 from tags.selectors import instructions_for, tags_for_tools
 from tools.selectors import tools_by_ids
 from tools.toolset import resolved_tool_ids
+
+SUPERVISOR, SUPERVISOR_ROUTER, DISABLED = "SUPERVISOR", "SUPERVISOR_ROUTER", "DISABLED"
+MAX_COLLABORATION_DEPTH = 3  # agent writes refuse deeper chains (CONTRACT §12)
+
+
+@dataclass(frozen=True)
+class Collaborator:
+    """A collaborator an agent may call: the agent, what it is for, what history it gets, its function's name."""
+
+    agent: AgentDefinition
+    instruction: str
+    history_relay: str  # TO_COLLABORATOR or TO_AGENT
+    tool_name: str
 
 
 @dataclass
@@ -49,7 +68,12 @@ class TurnContext:
     tool_ids: list[str]  # the agent's, toolOverrides applied
     tools: dict[str, Any]  # their ToolDefinitions
     tool_tags: frozenset[str]  # `scope.tag` a tool may emit in this chat app
+    tag_instructions: str = ""  # of the tags the model may emit, for every agent of the turn
     attachments: tuple[llm.Attachment, ...] = ()  # the files of the message, as the model gets them
+    knowledge: list[KnowledgeBaseOffer] = field(default_factory=list)  # the agent's, that this user may search
+    collaboration: str = "DISABLED"  # SUPERVISOR, SUPERVISOR_ROUTER or DISABLED (CONTRACT §12)
+    collaborators: list[Collaborator] = field(default_factory=list)  # those this user may use
+    depth: int = 0  # 0 for the turn's own agent, 1 for a collaborator it calls, ...
 
     def on(self, feature: str) -> bool:
         return feature_on(self.features, feature)
@@ -91,22 +115,18 @@ def build_context(
     read: Any,
 ) -> TurnContext:
     """The turn's context for a request already checked; `read(key, load)` keeps definitions in memory."""
-    tool_ids = resolved_tool_ids(agent.tool_ids or [], (agent.rollout_policy or {}).get("toolOverrides"))
     site, app_features = settings.CHAT_SITE_FEATURES, app.features or {}
     features = narrow_features(resolve_features(site=site, app=app_features), request["features"])
     tag_text, tool_tags = "", frozenset[str]()
     if feature_on(features, "tags"):
         tag_text = instructions_for(site_features=site, app_features=app_features)
         tool_tags = tags_for_tools(site_features=site, app_features=app_features)
-    system_prompt = render_system_prompt(
-        base_prompt=agent.base_prompt, user=user_fields, company_name=settings.CHAT_COMPANY_NAME, tag_instructions=tag_text
-    )
     files = selectors.message_files(user=user, files=request.get("files") or [], features=features)
     entity = _entity_value(features, user_fields["customData"])
     candidates: list[Any] = []
     if feature_on(features, "instructionAugmentation"):
         candidates = directives_candidates(chat_app_id=app.pk, agent_id=agent.pk, tool_ids=list(agent.tool_ids or []), entity_value=entity)
-    return TurnContext(
+    shared = TurnContext(
         user=user,
         user_fields=user_fields,
         chat_app_id=app.pk,
@@ -119,15 +139,68 @@ def build_context(
         timezone=request.get("timezone"),
         entity_id=entity,
         features=features,
-        system_prompt=system_prompt,
+        system_prompt="",
         candidates=candidates,
+        model="",
+        verification_model="",
+        tool_ids=[],
+        tools={},
+        tool_tags=tool_tags,
+        tag_instructions=tag_text,
+        attachments=tuple(_attachment(selectors.file_model_input(file)) for file in files),
+    )
+    return for_agent(shared, agent, read)
+
+
+def for_agent(context: TurnContext, agent: AgentDefinition, read: Any, *, depth: int = 0) -> TurnContext:
+    """`context` as `agent` runs it: its prompt rendered for the user, its model, tools, knowledge
+    bases and collaborators. A collaborator's turn is built the same way (CONTRACT §12), one level deeper."""
+    tool_ids = resolved_tool_ids(agent.tool_ids or [], (agent.rollout_policy or {}).get("toolOverrides"))
+    knowledge_ids = [base["id"] for base in agent.knowledge_bases or [] if isinstance(base, dict) and base.get("id")]
+    system_prompt = render_system_prompt(
+        base_prompt=agent.base_prompt,
+        user=context.user_fields,
+        company_name=settings.CHAT_COMPANY_NAME,
+        tag_instructions=context.tag_instructions,
+    )
+    return dataclasses.replace(
+        context,
+        agent_id=agent.pk,
+        system_prompt=system_prompt,
         model=agent.foundation_model or settings.CHAT_DEFAULT_MODEL,
         verification_model=agent.verification_foundation_model or settings.CHAT_VERIFICATION_MODEL,
         tool_ids=tool_ids,
         tools=read(("tools", *tool_ids), lambda: tools_by_ids(tool_ids)),
-        tool_tags=tool_tags,
-        attachments=tuple(_attachment(selectors.file_model_input(file)) for file in files),
+        knowledge=usable_knowledge_bases(knowledge_base_ids=knowledge_ids, user=context.user_fields) if knowledge_ids else [],
+        collaboration=collaboration_mode(agent),
+        collaborators=_collaborators(agent, context.user_fields, read) if depth < MAX_COLLABORATION_DEPTH else [],
+        depth=depth,
     )
+
+
+def collaboration_mode(agent: AgentDefinition) -> str:
+    """CONTRACT §12: SUPERVISOR by default when the agent lists collaborators, DISABLED without."""
+    mode = agent.agent_collaboration
+    mode = mode.get("type") if isinstance(mode, dict) else mode
+    if not agent.collaborators:
+        return DISABLED
+    return mode if mode in (SUPERVISOR, SUPERVISOR_ROUTER, DISABLED) else SUPERVISOR
+
+
+def _collaborators(agent: AgentDefinition, user_fields: dict[str, Any], read: Any) -> list[Collaborator]:
+    """The agent's collaborators this user may use (their own access rules), in its order."""
+    if collaboration_mode(agent) == DISABLED:
+        return []
+    found = []
+    for entry in agent.collaborators or []:
+        try:
+            other = read(("agent", entry["agentId"]), lambda entry=entry: agent_get(agent_id=entry["agentId"]))
+        except NotFound:  # deleted since the agent was written: not offered
+            continue
+        if agent_access(access_rules=other.access_rules, rollout_policy=other.rollout_policy, user=user_fields).allowed:
+            relay = entry.get("historyRelay") or "TO_COLLABORATOR"
+            found.append(Collaborator(other, entry.get("instruction") or "", relay, other.pk.replace("-", "_")))
+    return found
 
 
 def _attachment(given: ModelInput) -> llm.Attachment:

@@ -1,42 +1,53 @@
-"""The model and its tools in a turn: the toolset offered, and one streamed reply through the tool loop.
+"""The model and what it may use in a turn: the agent's tools, its knowledge bases, its collaborators;
+one streamed reply through the tool loop, the same for the turn's agent and for a collaborator.
 
 The loop itself is the model layer's (`chatplatform.llm.stream_reply`, the same for every
-provider); here the turn decides what it is given (the agent's tools this user may use) and
-what it makes of what comes back: each text delta an event, each tool call a trace.
+provider); here the turn decides what the model is given and what becomes of what comes back:
+each text delta an event, each tool call, lookup and collaboration a trace.
 """
 
 from __future__ import annotations
 
-import uuid
+import time
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 
+from chat.turn import collaborators, knowledge
 from chat.turn.events import TurnEvent
 from chat.turn.prompt import TurnContext
-from chat.turn.usage import Ledger
+from chat.turn.usage import Ledger, ms_since
 from chatplatform import llm
-from tools.toolset import ToolTrace, build_toolset
+from tools.toolset import build_toolset
 
 Emit = Callable[[TurnEvent | None], None]
 
 
 class Transcript:
     """The answer's text as streamed to the client, each delta an event; kept so that a turn that
-    fails midway stores what the user already saw."""
+    fails midway stores what the user already saw. A silent one (a collaborator's answer, which
+    becomes a tool result) keeps the text and emits nothing."""
 
-    def __init__(self, emit: Emit) -> None:
+    def __init__(self, emit: Emit, citations: knowledge.Citations | None = None) -> None:
         self.emit = emit
         self.parts: list[str] = []
+        self.citations = citations or knowledge.Citations()
 
     def delta(self, text: str) -> None:
         self.parts.append(text)
         self.emit(TurnEvent("delta", {"text": text}))
 
+    def silent(self) -> Transcript:
+        return Transcript(_nothing)
+
     @property
     def text(self) -> str:
         return "".join(self.parts)
+
+
+def _nothing(event: TurnEvent | None) -> None:
+    pass
 
 
 def trace(emit: Emit, context: TurnContext, record: dict[str, Any]) -> None:
@@ -45,26 +56,44 @@ def trace(emit: Emit, context: TurnContext, record: dict[str, Any]) -> None:
         emit(TurnEvent("trace", dict(record)))
 
 
-def toolset(context: TurnContext, session_id: uuid.UUID, ledger: Ledger, emit: Emit) -> list[llm.ToolSpec]:
-    """The agent's tools this user may use (CONTRACT §7), each call recorded in the answer's traces."""
+def toolset(context: TurnContext, ledger: Ledger, transcript: Transcript, *, history: list[llm.HistoryMessage]) -> list[llm.ToolSpec]:
+    """What the model may call: the agent's tools this user may use (CONTRACT §7), a search
+    function per knowledge base of strategy `tool` (§11), a function per collaborator (§12).
+    Each call is recorded in the answer's traces. A name taken already is not offered twice."""
 
-    def on_trace(call: ToolTrace) -> None:
-        wire = call.as_wire()
+    def record(wire: dict[str, Any]) -> None:
         ledger.traces.append(wire)
-        trace(emit, context, wire)
+        trace(transcript.emit, context, wire)
 
     event_base = {
         "userId": context.user.pk,
-        "sessionId": str(session_id),
+        "sessionId": str(context.session_id),
         "chatAppId": context.chat_app_id,
         "agentId": context.agent_id,
         "customData": dict(context.user.custom_data or {}),
         "timezone": context.timezone,
     }
-    built = build_toolset(
-        context.tools, context.tool_ids, user=context.user_fields, event_base=event_base, on_trace=on_trace, allowed_tags=context.tool_tags
+    specs = build_toolset(
+        context.tools,
+        context.tool_ids,
+        user=context.user_fields,
+        event_base=event_base,
+        on_trace=lambda call: record(call.as_wire()),
+        allowed_tags=context.tool_tags,
+    ).specs
+    specs += knowledge.search_tools(context.knowledge, transcript.citations, record)
+    specs += collaborators.tools(
+        context,
+        history=history,
+        ledger=ledger,
+        transcript=transcript,
+        respond=respond,
+        on_trace=lambda wire: trace(transcript.emit, context, wire),
     )
-    return built.specs
+    offered: dict[str, llm.ToolSpec] = {}
+    for spec in specs:
+        offered.setdefault(spec.name, spec)
+    return list(offered.values())
 
 
 async def stream(
@@ -92,3 +121,35 @@ async def stream(
         if isinstance(event, llm.ReplyDone):
             return event
     raise llm.ModelError(f"{model}: the reply ended without finishing")
+
+
+async def respond(
+    context: TurnContext,
+    transcript: Transcript,
+    ledger: Ledger,
+    *,
+    history: list[llm.HistoryMessage],
+    message: str,
+    system_prompt: str | None = None,
+) -> llm.ReplyDone:
+    """The agent's answer to `message`: knowledge bases of strategy `always` searched first, then
+    the model with everything it may call. The turn's agent and each collaborator answer here."""
+
+    def record(wire: dict[str, Any]) -> None:
+        ledger.traces.append(wire)
+        trace(transcript.emit, context, wire)
+
+    tools = toolset(context, ledger, transcript, history=history)
+    with_results = await knowledge.with_results(context.knowledge, message, transcript.citations, record)
+    started = time.perf_counter()
+    answer = await stream(
+        transcript,
+        model=context.model,
+        system_prompt=system_prompt if system_prompt is not None else context.system_prompt,
+        history=history,
+        message=with_results,
+        tools=tools,
+        attachments=context.attachments,
+    )
+    trace(transcript.emit, context, ledger.add("model", answer.model, answer.usage, ms_since(started)))
+    return answer

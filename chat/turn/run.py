@@ -22,10 +22,11 @@ from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError
 
 from chat import services
+from chat.turn import collaborators
 from chat.turn.admission import Admitted
 from chat.turn.events import Turn, TurnEvent, error_event
-from chat.turn.prompt import TurnContext, with_directives
-from chat.turn.reply import Emit, Transcript, stream, toolset, trace
+from chat.turn.prompt import SUPERVISOR_ROUTER, TurnContext, with_directives
+from chat.turn.reply import Emit, Transcript, respond, toolset, trace
 from chat.turn.titles import fallback_title, title_session, title_without_model
 from chat.turn.usage import Ledger, ms_since
 from chat.turn.verification import verify
@@ -106,32 +107,38 @@ async def _run(context: TurnContext, claim: services.TurnClaim, emit: Emit) -> N
 async def _answer(context: TurnContext, claim: services.TurnClaim, transcript: Transcript, ledger: Ledger, started: float) -> None:
     emit = transcript.emit
     assert claim.user_message is not None
-    session_id = claim.session_id
+    session_id = context.session_id = claim.session_id
     emit(TurnEvent("session", {"sessionId": str(session_id), "userMessageId": str(claim.user_message.pk)}))
     history = [llm.HistoryMessage("user" if source == "user" else "assistant", text or NO_TEXT) for source, text in claim.history]
     system_prompt = await _with_chosen_directives(context, ledger, emit)
-    tools = toolset(context, session_id, ledger, emit)
-    model_started = time.perf_counter()
-    answer = await stream(
-        transcript,
-        model=context.model,
-        system_prompt=system_prompt,
-        history=history,
-        message=context.message,
-        tools=tools,
-        attachments=context.attachments,
-    )
-    trace(emit, context, ledger.add("model", answer.model, answer.usage, ms_since(model_started)))
+    routed = None
+    if context.collaboration == SUPERVISOR_ROUTER and context.collaborators:
+        routed = await collaborators.route(context, ledger)
+        trace(emit, context, ledger.traces[-1])
+    if routed is not None:  # the collaborator answers the user itself
+        relayed = history if routed.history_relay == "TO_COLLABORATOR" else []
+        answer = await collaborators.invoke(
+            context, routed, request=context.message, history=relayed, transcript=transcript, ledger=ledger, respond=respond
+        )
+        trace(emit, context, ledger.traces[-1])
+    else:
+        answer = await respond(context, transcript, ledger, history=history, message=context.message, system_prompt=system_prompt)
     text, verifications = answer.text, []
     if context.on("verifyResponse"):
+        tools = toolset(context, ledger, transcript, history=history)
         text, verifications = await verify(
             transcript, context, ledger, system_prompt=system_prompt, history=history, answer=text, tools=tools
         )
     # A title that costs no model call is stored with the answer; a model's comes after `done`.
     title = fallback_title(context.message) if not claim.title and title_without_model() else None
-    stored, titled = await _finish(claim, ledger, started, text=text, model=answer.model, verifications=verifications, title=title)
-    usage = ledger.usage()
-    emit(TurnEvent("done", {"success": True, "response": text, "sessionId": str(session_id), "messageId": str(stored), "usage": usage}))
+    citations = transcript.citations.items if transcript.citations.searched else None
+    stored, titled = await _finish(
+        claim, ledger, started, text=text, model=answer.model, verifications=verifications, title=title, citations=citations
+    )
+    done = {"success": True, "response": text, "sessionId": str(session_id), "messageId": str(stored), "usage": ledger.usage()}
+    if citations is not None:
+        done["citations"] = citations
+    emit(TurnEvent("done", done))
     if title is None and not claim.title:
         title = await title_session(session_id=session_id, question=context.message, answer=text)
         titled = title is not None
@@ -198,6 +205,7 @@ async def _finish(
     verifications: list[dict[str, Any]],
     title: str | None = None,
     error: dict[str, str] | None = None,
+    citations: list[dict[str, Any]] | None = None,
 ) -> tuple[uuid.UUID, bool]:
     """Store the answer and hand the session on: (the answer's id, whether the title was stored)."""
     answer_id = uuid.uuid4()  # chosen here: a try whose commit was not confirmed shows up as this id taken
@@ -216,6 +224,7 @@ async def _finish(
             execution_duration=ms_since(started),
             title=title,
             error=error,
+            citations=citations,
         )
     except IntegrityError:
         titled = False  # an earlier try committed before its connection went

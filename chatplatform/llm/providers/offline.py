@@ -3,11 +3,13 @@
 It answers through the same tool loop as every provider, so `make run` shows what a real model
 does with nothing installed. Its skills, tried in order on each request:
 
-- after tool results: says what the tools returned;
+- after tool results: says what the tools returned (numbered search results: quotes the first,
+  citing it `[1]`);
 - a tool whose name words appear in the user's message (`current_time` for "what time is it in
-  Tokyo?", `word_count` for "how many words are in this sentence?"): calls it, its required text
-  parameters filled with the text after the message's first colon (or the whole message), a
-  timezone parameter with the zone of a city the message names;
+  Tokyo?", `word_count` for "how many words are in this sentence?"), or else one whose
+  description shares a long word with it ("platform", "documentation"): calls it, its required
+  text parameters filled with the text after the message's first colon (or the whole message),
+  a timezone parameter with the zone of a city the message names;
 - "…a table…": a Markdown table;
 - otherwise: an echo of the user's message ("You said: …").
 
@@ -74,9 +76,33 @@ def _report_tool_results(request: ModelRequest) -> Answer | None:
         return None
     lines = []
     for output in outputs:
-        content = output.content if len(output.content) <= RESULT_LIMIT else output.content[: RESULT_LIMIT - 1] + "…"
-        lines.append(f"{output.call.name} failed: {content}" if output.error else f"{output.call.name} says: {content}")
+        if output.error:
+            lines.append(f"{output.call.name} failed: {_shortened(output.content)}")
+        elif found := _NUMBERED.match(output.content):
+            lines.append(f"From {found.group(2).strip()}: {_sentence(found.group(3))} [{found.group(1)}]")
+        else:  # another agent's answer, or a tool's JSON: its last paragraph is the answer
+            lines.append(f"{output.call.name} says: {_shortened(output.content.strip().split(chr(10) * 2)[-1])}")
     return Answer("\n".join(lines))
+
+
+def _shortened(text: str) -> str:
+    """At most RESULT_LIMIT characters, keeping the citation markers (`[1]`) of what is cut."""
+    if len(text) <= RESULT_LIMIT:
+        return text
+    markers = " ".join(dict.fromkeys(re.findall(r"\[\d+\]", text[RESULT_LIMIT - 20 :])))
+    return text[: RESULT_LIMIT - 20].rstrip() + "…" + (f" {markers}" if markers else "")
+
+
+# A knowledge base search result as the model gets it: "[1] Title\ntext…".
+_NUMBERED = re.compile(r"\[(\d+)\] ([^\n]*)\n(.+?)(?:\n\n\[\d+\] |\Z)", re.DOTALL)
+
+
+def _sentence(text: str) -> str:
+    """The first sentence or so of a result, on one line."""
+    flat = " ".join(text.split())
+    end = flat.find(". ", 40)
+    flat = flat[: end + 1] if 0 < end < RESULT_LIMIT else flat
+    return flat if len(flat) <= RESULT_LIMIT else flat[: RESULT_LIMIT - 1] + "…"
 
 
 def _name_words(name: str) -> set[str]:
@@ -124,9 +150,12 @@ def _call_a_named_tool(request: ModelRequest) -> Answer | None:
     message = _last_user_text(request)
     words = set(re.findall(r"\w+", message.lower()))
     words |= {word[:-1] for word in words if word.endswith("s")}  # "words" asks for word_count
-    for number, spec in enumerate(request.tools):
-        if _name_words(spec.name) & words and (arguments := _arguments(spec, message)) is not None:
-            call = ToolCall(f"offline-call-{len(request.messages)}-{number}", spec.name, json.dumps(arguments))
+    long_words = {word for word in words if len(word) >= 6}
+    named = [spec for spec in request.tools if _name_words(spec.name) & words]
+    described = [spec for spec in request.tools if long_words & set(re.findall(r"\w+", spec.description.lower()))]
+    for spec in named + described:
+        if (arguments := _arguments(spec, message)) is not None:
+            call = ToolCall(f"offline-call-{len(request.messages)}-{request.tools.index(spec)}", spec.name, json.dumps(arguments))
             return Answer(f"Let me use {spec.name}.", (call,))
     return None
 
