@@ -39,11 +39,14 @@ def test_schema_documents_every_endpoint_auth_and_errors(anon_client, db):
 
 
 def test_schema_documents_json_bodies_only(anon_client, db):
+    """JSON everywhere, but a knowledge base document may also come as a multipart file (CONTRACT §11)."""
     schema = anon_client.get("/api/schema/?format=json").json()
-    for item in schema["paths"].values():
-        for operation in item.values():
+    upload = "/api/chat-admin/knowledge-base/{knowledgeBaseId}/documents"
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
             if "requestBody" in operation:
-                assert set(operation["requestBody"]["content"]) == {"application/json"}
+                expected = {"application/json", "multipart/form-data"} if (path, method) == (upload, "post") else {"application/json"}
+                assert set(operation["requestBody"]["content"]) == expected, f"{method} {path}"
 
 
 def test_swagger_ui_is_served_from_local_assets(anon_client, db):
