@@ -145,7 +145,7 @@ def _chunk_counts(words: list[str]) -> tuple[dict[str, int], int]:
 
 def _selective(words: list[str]) -> tuple[list[str], bool]:
     """The words that select candidates: all but the deployment's stop words (see above); when
-    every word is one, the first. And whether any word was selective (only then is the phrase
+    every word is one, the rarest by the capped counts. And whether any word was selective (only then is the phrase
     worth matching: a phrase of stop words costs a walk through most of the index)."""
     counts, limit = _chunk_counts(words)
     # A count may be a minute old: a word counted 0 is kept, it may have been indexed since.
