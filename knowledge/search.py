@@ -85,14 +85,14 @@ def effective_mode(knowledge_base: KnowledgeBase) -> str:
 # --- lexical -----------------------------------------------------------------------------------
 
 _WORD = re.compile(r"\w+")
-# A word in more than this share of all chunks (and more than _FREQUENT_MIN of them) is a stop word
-# of this deployment: it still counts in PostgreSQL's ranking, but no longer selects candidates,
-# which would otherwise be most of the index, each ranked (bench/knowledge.py: p95 ~150 ms at
-# 50,000 chunks; docs/decisions.md).
+# A word in more than this share of a base's chunks (and more than _FREQUENT_MIN of them) is a
+# stop word of that base: it still counts in PostgreSQL's ranking, but no longer selects
+# candidates, which would otherwise be most of the base, each ranked (bench/knowledge.py: p95
+# ~150 ms at 50,000 chunks; docs/decisions.md).
 _FREQUENT_SHARE = 0.05
 _FREQUENT_MIN = 500
 _COUNTS_SECONDS = 60.0  # how long a process trusts a word's chunk count
-_counts: dict[tuple[str, str], tuple[float, int]] = {}
+_counts: dict[tuple[str, str, str], tuple[float, int]] = {}
 _counts_lock = threading.Lock()
 
 
@@ -101,53 +101,59 @@ def forget_word_counts() -> None:
         _counts.clear()
 
 
-def _cached(keys: list[str], now: float) -> dict[str, int]:
+def _cached(base: str, keys: list[str], now: float) -> dict[str, int]:
     with _counts_lock:
-        return {key: hit[1] for key in keys if (hit := _counts.get((connection.alias, key))) and hit[0] > now}
+        return {key: hit[1] for key in keys if (hit := _counts.get((connection.alias, base, key))) and hit[0] > now}
 
 
-def _remember(values: dict[str, int], now: float) -> None:
+def _remember(base: str, values: dict[str, int], now: float) -> None:
     with _counts_lock:
         if len(_counts) > 100_000:
             _counts.clear()
         for key, value in values.items():
-            _counts[(connection.alias, key)] = (now + _COUNTS_SECONDS, value)
+            _counts[(connection.alias, base, key)] = (now + _COUNTS_SECONDS, value)
 
 
-def _chunk_counts(words: list[str]) -> tuple[dict[str, int], int]:
-    """How many chunks (of every base) hold each word, counted up to the stop-word limit + 1 (a
+def _chunk_counts(knowledge_base_id: str, words: list[str]) -> tuple[dict[str, int], int]:
+    """How many of the base's chunks hold each word, counted up to the stop-word limit + 1 (a
     walk through a stop word's whole posting list would cost more than the search); and the
     limit. Both are remembered by the process for a minute."""
     now = time.monotonic()
-    total = _cached([""], now).get("")
+    total = _cached(knowledge_base_id, [""], now).get("")
     if total is None:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM knowledge_chunk")
-            total = int(cursor.fetchone()[0])
-        _remember({"": total}, now)
+        total = Chunk.objects.filter(knowledge_base_id=knowledge_base_id).count()
+        _remember(knowledge_base_id, {"": total}, now)
     limit = int(max(_FREQUENT_MIN, total * _FREQUENT_SHARE))
-    known = _cached(words, now)
+    known = _cached(knowledge_base_id, words, now)
     missing = [word for word in words if word not in known]
     if missing:
         if connection.vendor == "postgresql":
-            count = "(SELECT count(*) FROM (SELECT 1 FROM knowledge_chunk WHERE search @@ plainto_tsquery('english', %s) LIMIT %s) w)"
-            parameters = [value for word in missing for value in (word, limit + 1)]
+            count = (
+                "(SELECT count(*) FROM (SELECT 1 FROM knowledge_chunk "
+                "WHERE search @@ plainto_tsquery('english', %s) AND knowledge_base_id = %s LIMIT %s) w)"
+            )
         else:
-            count = "(SELECT count(*) FROM (SELECT 1 FROM knowledge_chunk_fts WHERE knowledge_chunk_fts MATCH %s LIMIT %s))"
-            parameters = [value for word in missing for value in (f'"{word}"', limit + 1)]
+            count = (
+                "(SELECT count(*) FROM (SELECT 1 FROM knowledge_chunk_fts CROSS JOIN knowledge_chunk c ON c.id = knowledge_chunk_fts.rowid "
+                "WHERE knowledge_chunk_fts MATCH %s AND c.knowledge_base_id = %s LIMIT %s))"
+            )
+        term = (lambda word: word) if connection.vendor == "postgresql" else (lambda word: f'"{word}"')
         with connection.cursor() as cursor:
-            cursor.execute("SELECT " + ", ".join([count] * len(missing)), parameters)
+            cursor.execute(
+                "SELECT " + ", ".join([count] * len(missing)),
+                [value for word in missing for value in (term(word), knowledge_base_id, limit + 1)],
+            )
             fresh = dict(zip(missing, (int(value) for value in cursor.fetchone()), strict=True))
-        _remember(fresh, now)
+        _remember(knowledge_base_id, fresh, now)
         known.update(fresh)
     return known, limit
 
 
-def _selective(words: list[str]) -> tuple[list[str], bool]:
-    """The words that select candidates: all but the deployment's stop words (see above); when
-    every word is one, the first. And whether any word was selective (only then is the phrase
-    worth matching: a phrase of stop words costs a walk through most of the index)."""
-    counts, limit = _chunk_counts(words)
+def _selective(knowledge_base_id: str, words: list[str]) -> tuple[list[str], bool]:
+    """The words that select candidates: all but the base's stop words (see above); when every
+    word is one, the rarest by the capped counts. And whether any word was selective (only then
+    is the phrase worth matching: a phrase of stop words costs a walk through most of the index)."""
+    counts, limit = _chunk_counts(knowledge_base_id, words)
     # A count may be a minute old: a word counted 0 is kept, it may have been indexed since.
     selective = [word for word in words if counts[word] <= limit]
     if not selective:
@@ -162,7 +168,7 @@ def _lexical(knowledge_base_id: str, query: str, limit: int) -> list[tuple[int, 
     words = list(dict.fromkeys(spoken))
     if not words:
         return []
-    selective, with_phrase = _selective(words)
+    selective, with_phrase = _selective(knowledge_base_id, words)
     phrase = " ".join(spoken) if with_phrase and len(spoken) > 1 else ""
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
