@@ -30,7 +30,7 @@ async def app(
     await receive()
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
     url = f"{os.environ['MODEL_URL']}/chat/completions"
-    async with http.session().post(url, data=BODY, headers={"Content-Type": "application/json"}) as response:
+    async with http.session().post(url, data=BODY, headers={"Content-Type": "application/json"}, proxy=http.proxy_for(url)) as response:
         async for chunk in response.content.iter_any():
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
     await send({"type": "http.response.body", "body": b"", "more_body": False})

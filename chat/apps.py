@@ -12,9 +12,10 @@ class ChatConfig(AppConfig):
         from agents.models import AgentDefinition
         from chat.models import ChatApp
         from chat.selectors import turn_definitions
+        from knowledge.models import KnowledgeBase
         from tools.models import ToolDefinition
 
         # Signals, not the services: the API, the admin, commands and cleanup all save through the models.
-        for model in (ChatApp, AgentDefinition, ToolDefinition):
+        for model in (ChatApp, AgentDefinition, ToolDefinition, KnowledgeBase):
             post_save.connect(turn_definitions.invalidate, sender=model, dispatch_uid=f"turn-definitions-{model.__name__}-save")
             post_delete.connect(turn_definitions.invalidate, sender=model, dispatch_uid=f"turn-definitions-{model.__name__}-delete")

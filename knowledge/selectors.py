@@ -87,11 +87,19 @@ class KnowledgeBaseOffer:
     tool_name: str
 
 
-def usable_knowledge_bases(*, knowledge_base_ids: Sequence[str], user: Mapping[str, Any]) -> list[KnowledgeBaseOffer]:
+def knowledge_bases_by_id(knowledge_base_ids: Sequence[str]) -> dict[str, KnowledgeBase]:
+    """The rows of these knowledge bases (one query), by id; a turn keeps them in memory."""
+    return KnowledgeBase.objects.in_bulk(list(knowledge_base_ids))
+
+
+def usable_knowledge_bases(
+    *, knowledge_base_ids: Sequence[str], user: Mapping[str, Any], bases: Mapping[str, KnowledgeBase] | None = None
+) -> list[KnowledgeBaseOffer]:
     """The knowledge bases among `knowledge_base_ids` (an agent's `knowledgeBases[].id`, in its
     order) whose access rules let `user` (wire fields: userId, email, ..., customData) use them.
-    One query; a base deleted meanwhile is skipped."""
-    bases = KnowledgeBase.objects.in_bulk(list(knowledge_base_ids))
+    `bases`: their rows, read already (knowledge_bases_by_id); one query otherwise. A base deleted
+    meanwhile is skipped."""
+    bases = bases if bases is not None else knowledge_bases_by_id(knowledge_base_ids)
     access = AccessRules(user)
     return [
         KnowledgeBaseOffer(base, base.pk, base.name, base.description, base.strategy, base.top_k, tool_name(base.pk))

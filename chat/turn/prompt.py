@@ -26,7 +26,7 @@ from chat.models import ChatApp, ChatUser
 from chatplatform import llm
 from chatplatform.api.errors import NotFound
 from directives.selectors import directives_candidates
-from knowledge.selectors import KnowledgeBaseOffer, usable_knowledge_bases
+from knowledge.selectors import KnowledgeBaseOffer, knowledge_bases_by_id, usable_knowledge_bases
 from tags.selectors import instructions_for, tags_for_tools
 from tools.selectors import tools_by_ids
 from tools.toolset import resolved_tool_ids
@@ -171,11 +171,16 @@ def for_agent(context: TurnContext, agent: AgentDefinition, read: Any, *, depth:
         verification_model=agent.verification_foundation_model or settings.CHAT_VERIFICATION_MODEL,
         tool_ids=tool_ids,
         tools=read(("tools", *tool_ids), lambda: tools_by_ids(tool_ids)),
-        knowledge=usable_knowledge_bases(knowledge_base_ids=knowledge_ids, user=context.user_fields) if knowledge_ids else [],
+        knowledge=_knowledge(knowledge_ids, context.user_fields, read) if knowledge_ids else [],
         collaboration=collaboration_mode(agent),
         collaborators=_collaborators(agent, context.user_fields, read) if depth < MAX_COLLABORATION_DEPTH else [],
         depth=depth,
     )
+
+
+def _knowledge(knowledge_base_ids: list[str], user_fields: dict[str, Any], read: Any) -> list[KnowledgeBaseOffer]:
+    bases = read(("knowledge", *knowledge_base_ids), lambda: knowledge_bases_by_id(knowledge_base_ids))
+    return usable_knowledge_bases(knowledge_base_ids=knowledge_base_ids, user=user_fields, bases=bases)
 
 
 def collaboration_mode(agent: AgentDefinition) -> str:

@@ -124,7 +124,9 @@ async def _post(model: str, request: ModelRequest, *, stream: bool) -> aiohttp.C
     """The 200 response to the request, its body not yet read; ModelError otherwise."""
     url, headers = _endpoint(model)
     try:
-        response = await http.session().post(url, data=orjson.dumps(_body(request, stream=stream)), headers=headers)
+        response = await http.session().post(
+            url, data=orjson.dumps(_body(request, stream=stream)), headers=headers, proxy=http.proxy_for(url)
+        )
     except (aiohttp.ClientError, TimeoutError) as exc:
         raise ModelError(f"{model}: {describe(exc)}", retryable=True) from exc
     if response.status != 200:
