@@ -316,6 +316,20 @@ function renderTraces(footer, traces) {
   );
 }
 
+// The knowledge base results the answer cites, numbered as the model was given them (CONTRACT §11).
+// Every part is text; a source is a link only when it is an http(s) address.
+function renderCitations(footer, citations) {
+  footer.querySelector(".citations")?.remove();
+  if (!citations || !citations.length) return;
+  const items = citations.map((citation) => {
+    const source = /^https?:\/\//i.test(citation.sourceUrl || "")
+      ? el("a", { href: citation.sourceUrl, target: "_blank", rel: "noopener noreferrer nofollow", text: citation.title })
+      : el("span", { text: citation.title + (citation.sourceUrl ? ` (${citation.sourceUrl})` : "") });
+    return el("li", { value: String(citation.n) }, source, el("blockquote", { text: citation.text }));
+  });
+  footer.prepend(el("details", { class: "citations" }, el("summary", { text: `Sources (${citations.length})` }), el("ol", {}, ...items)));
+}
+
 function renderGrade(footer, grade) {
   if (!features.verifyResponse || !grade) return;
   let badge = footer.querySelector(".grade");
@@ -421,6 +435,7 @@ function showStoredMessage(message, sessionId, given) {
   const grade = (message.verifications || []).find((verification) => verification.grade)?.grade;
   renderGrade(footer, grade);
   renderTraces(footer, message.traces);
+  renderCitations(footer, message.citations);
   renderFeedback(footer, sessionId, message.messageId, given);
   return article;
 }
@@ -584,6 +599,7 @@ async function send(text, files = null) {
       answer.article.dataset.messageId = data.messageId;
       answer.article.removeAttribute("aria-busy");
       renderFeedback(answer.footer, turn.sessionId, data.messageId, null);
+      renderCitations(answer.footer, data.citations);
       if (features.verifyResponse && !turn.grade) fetchGrade(turn.sessionId, data.messageId, answer.footer);
     } else if (type === "error") {
       turn.failure = data;
@@ -658,6 +674,7 @@ async function recover(turn, text, renderer, answer) {
       answer.article.removeAttribute("aria-busy");
       renderGrade(answer.footer, (stored.verifications || []).find((verification) => verification.grade)?.grade);
       renderTraces(answer.footer, stored.traces);
+      renderCitations(answer.footer, stored.citations);
       renderFeedback(answer.footer, turn.sessionId, stored.messageId, null);
       say("Reconnected. The answer was restored from the conversation.");
       transport.warm();
