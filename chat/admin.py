@@ -187,7 +187,7 @@ class ChatSessionAdmin(admin.ModelAdmin):
 class FeedbackAdminForm(forms.ModelForm):
     class Meta:
         model = ChatSessionFeedback
-        fields = ["status", "severity", "type", "internal_comments"]
+        fields = ["status", "severity", "type"]
 
 
 @admin.register(ChatSessionFeedback)

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from agents.models import TestType
-from chat.models import ApplyRulesAs, ChatApp, ChatMessage, ChatSession, ChatSessionFeedback, ChatUser
+from chat.models import (
+    ApplyRulesAs,
+    ChatApp,
+    ChatMessage,
+    ChatSession,
+    ChatSessionFeedback,
+    ChatUser,
+    FeedbackComment,
+    FeedbackStatus,
+    SessionInsight,
+)
+from chat.serializers import INSIGHT_FACET_FILTERS, INSIGHT_SCORE_FILTERS, SESSION_SORT_FIELDS
 from chatplatform.api.errors import Code, InvalidRequest, NotFound
 from chatplatform.api.pagination import decode_token, encode_token
 from chatplatform.generations import LocalCopies
@@ -129,61 +140,276 @@ def session_messages(*, session: ChatSession, limit: int) -> list[ChatMessage]:
 
 
 def session_feedback(*, session: ChatSession) -> list[ChatSessionFeedback]:
-    """A session's feedback, newest first (index feedback_session_created)."""
-    return list(ChatSessionFeedback.objects.filter(session=session).order_by("-created_on"))
+    """A session's feedback, newest first, with its internal comments (index feedback_session_created)."""
+    return list(ChatSessionFeedback.objects.filter(session=session).prefetch_related("internal_comments").order_by("-created_on"))
 
 
 SESSION_SEARCH_TOKENS = "session-search"
+OPEN_FEEDBACK = (FeedbackStatus.OPEN, FeedbackStatus.IN_REVIEW)  # a session with such feedback is `flagged`
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class SessionSearch:
-    user_id: str | None = None
-    chat_app_id: str | None = None
-    date_from: datetime | None = None
-    date_to: datetime | None = None
-    newest_first: bool = True
+    """A session search (the reference's SessionSearchRequest), in plain JSON values so that a
+    scrollId can carry it whole: a continuation may send the scrollId alone."""
+
+    user_id: str = ""
+    chat_app_id: str = ""
+    session_id: str = ""
+    custom_user_data: dict[str, str] = field(default_factory=dict)
+    date_type: str = "created"
+    date_from: str | None = None  # ISO 8601
+    date_to: str | None = None
+    date_to_inclusive: bool = True
+    user_types: list[str] = field(default_factory=list)
+    invocation_modes: list[str] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+    flagged: bool | None = None
+    insights: dict[str, Any] | None = None  # the validated `insights` object (wire names)
+    feedback: dict[str, Any] = field(default_factory=dict)  # the validated feedback* filters (wire names)
+    sort: list[tuple[str, str]] = field(default_factory=lambda: [("createDate", "desc")])
+
+    @classmethod
+    def from_request(cls, filters: dict[str, Any]) -> SessionSearch:
+        """From SessionSearchFiltersSerializer's validated data."""
+        dates = filters.get("dateFilter") or {}
+        feedback_keys = [name for name in filters if name.startswith("feedback")]
+        return cls(
+            user_id=filters.get("userId") or "",
+            chat_app_id=filters.get("chatAppId") or "",
+            session_id=str(filters["sessionId"]) if filters.get("sessionId") else "",
+            custom_user_data=dict(filters.get("customUserData") or {}),
+            date_type=dates.get("dateType", "created"),
+            date_from=_iso_or_none(dates.get("start")),
+            date_to=_iso_or_none(dates.get("end")),
+            date_to_inclusive=dates.get("endInclusive", True),
+            user_types=sorted(set(filters.get("userType") or [])),
+            invocation_modes=sorted(set(filters.get("invocationMode") or [])),
+            statuses=sorted(set(filters.get("status") or [])),
+            flagged=filters.get("flagged"),
+            insights=_json_ready(filters["insights"]) if filters.get("insights") is not None else None,
+            feedback={name: _json_ready(filters[name]) for name in sorted(feedback_keys) if filters[name] not in (None, "", [])},
+            sort=[(item["field"], item["order"]) for item in filters.get("sortBy") or [{"field": "createDate", "order": "desc"}]],
+        )
+
+    def as_token(self) -> dict[str, Any]:
+        return {**asdict(self), "sort": [list(key) for key in self.sort]}
+
+    @classmethod
+    def from_token(cls, data: Any) -> SessionSearch:
+        try:
+            return cls(**{**data, "sort": [tuple(key) for key in data["sort"]]})
+        except (TypeError, KeyError, ValueError):
+            raise InvalidRequest("is not a valid token from a previous response", field="scrollId") from None
 
 
-def sessions_search(*, search: SessionSearch, size: int, scroll_id: Any) -> tuple[list[ChatSession], int, str | None]:
-    """A page of the admin session search, the total matching, and the next page's scrollId.
+def _json_ready(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _json_ready(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return sorted({_json_ready(item) for item in value}) if all(isinstance(item, str) for item in value) else value
+    return value
 
-    Keyset pages on (create_date, session_id) so a session started meanwhile neither repeats nor
-    skips rows; the token is signed and bound to the search it continues (a token replayed with
-    other filters is a 400). Indexes: chatsession_user_created, chatsession_app_created, chatsession_created.
-    """
-    fingerprint = [search.user_id, search.chat_app_id, _iso_or_none(search.date_from), _iso_or_none(search.date_to), search.newest_first]
-    position = decode_token(scroll_id, kind=SESSION_SEARCH_TOKENS, field="scrollId")
-    if position is not None and position.get("search") != fingerprint:
-        raise InvalidRequest("belongs to another search (its filters differ)", field="scrollId")
+
+def _when(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+_SCORE_LOOKUPS = {"eq": "exact", "gte": "gte", "lte": "lte"}
+
+
+def _filtered(search: SessionSearch) -> QuerySet[ChatSession]:
+    """The sessions matching every filter of `search` (unordered)."""
     sessions = ChatSession.objects.all()
     if search.user_id:
         sessions = sessions.filter(user_id=search.user_id)
     if search.chat_app_id:
         sessions = sessions.filter(chat_app_id=search.chat_app_id)
-    if search.date_from is not None:
-        sessions = sessions.filter(create_date__gte=search.date_from)
-    if search.date_to is not None:
-        sessions = sessions.filter(create_date__lt=search.date_to)
-    total = sessions.count()
+    if search.session_id:
+        sessions = sessions.filter(session_id=search.session_id)
+    for key, value in search.custom_user_data.items():
+        sessions = sessions.filter(**{f"user__custom_data__{key}": value})
+    if search.user_types:
+        sessions = sessions.filter(user__user_type__in=search.user_types)
+    if search.invocation_modes:
+        sessions = sessions.filter(invocation_mode__in=search.invocation_modes)
+    if search.statuses:
+        sessions = sessions.filter(status__in=search.statuses)
+    start, end = _when(search.date_from), _when(search.date_to)
+    if search.date_type in ("created", "updated"):
+        column = "create_date" if search.date_type == "created" else "last_update"
+        if start is not None:
+            sessions = sessions.filter(**{f"{column}__gte": start})
+        if end is not None:
+            sessions = sessions.filter(**{f"{column}__{'lte' if search.date_to_inclusive else 'lt'}": end})
+    if search.flagged is not None:
+        flagged = Exists(ChatSessionFeedback.objects.filter(session=OuterRef("pk"), status__in=OPEN_FEEDBACK))
+        sessions = sessions.filter(flagged if search.flagged else ~flagged)
+    if search.insights is not None:
+        sessions = _insight_filters(sessions, search.insights)
+    feedback = _feedback_filter(search, start, end)
+    if feedback is not None:
+        sessions = sessions.filter(Exists(feedback))
+    return sessions
+
+
+def _insight_filters(sessions: QuerySet[ChatSession], insights: dict[str, Any]) -> QuerySet[ChatSession]:
+    if not insights["hasInsights"]:
+        # No valid record: the other insight filters cannot match then.
+        sessions = sessions.exclude(insight__generated_at__isnull=False)
+        criteria = [name for name in insights if name != "hasInsights"]
+        return sessions.none() if criteria else sessions
+    sessions = sessions.filter(insight__generated_at__isnull=False)
+    for name, column in INSIGHT_SCORE_FILTERS.items():
+        if name in insights:
+            wanted = insights[name]
+            sessions = sessions.filter(**{f"insight__{column}__{_SCORE_LOOKUPS[wanted['operator']]}": wanted["score"]})
+    for name, (column, _values) in INSIGHT_FACET_FILTERS.items():
+        if insights.get(name):
+            sessions = sessions.filter(**{f"insight__{column}__in": insights[name]})
+    return sessions
+
+
+def _feedback_filter(search: SessionSearch, start: datetime | None, end: datetime | None) -> QuerySet[ChatSessionFeedback] | None:
+    """The session's feedback records meeting every feedback filter (one record meets them all), or
+    None without feedback filters. Indexes feedback_*_session, comment_*_feedback."""
+    wanted = search.feedback
+    records = ChatSessionFeedback.objects.filter(session=OuterRef("pk"))
+    used = False
+    for name, lookup in (
+        ("feedbackInStatus", "status__in"),
+        ("feedbackSeverity", "severity__in"),
+        ("feedbackType", "type__in"),
+        ("feedbackUserId", "user_id"),
+        ("feedbackReportedByHuman", "reported_by_human"),
+        ("feedbackCreatedByCustomer", "created_by_customer"),
+    ):
+        if name in wanted:
+            records, used = records.filter(**{lookup: wanted[name]}), True
+    if search.date_type == "feedback" and (start is not None or end is not None):
+        if start is not None:
+            records = records.filter(created_on__gte=start)
+        if end is not None:
+            records = records.filter(**{f"created_on__{'lte' if search.date_to_inclusive else 'lt'}": end})
+        used = True
+    comments = FeedbackComment.objects.filter(feedback=OuterRef("pk"))
+    commented = False
+    for name, lookup in (
+        ("feedbackInternalCommentType", "type__in"),
+        ("feedbackInternalCommentStatus", "status__in"),
+        ("feedbackInternalCommentUserId", "user_id"),
+    ):
+        if name in wanted:
+            comments, commented = comments.filter(**{lookup: wanted[name]}), True
+    if commented:
+        records, used = records.filter(Exists(comments)), True
+    return records if used else None
+
+
+def _sort_keys(search: SessionSearch) -> list[tuple[str, bool]]:
+    """(model path, descending) per sort key, session_id last as the tie-break."""
+    keys = [(SESSION_SORT_FIELDS[name], order == "desc") for name, order in search.sort]
+    if not any(path == "session_id" for path, _ in keys):
+        keys.append(("session_id", keys[-1][1]))
+    return keys
+
+
+def _order(path: str, descending: bool) -> Any:
+    # Sessions without insights sort after every score, whichever the direction.
+    return F(path).desc(nulls_last=True) if descending else F(path).asc(nulls_last=True)
+
+
+def _after(keys: list[tuple[str, bool]], values: list[Any]) -> Q:
+    """The rows after the one whose sort values are `values`, in the order of `keys` (keyset)."""
+    after = Q(pk__in=[])
+    equal = Q()
+    for (path, descending), value in zip(keys, values, strict=True):
+        if value is None:  # in the nulls, which come last: only ties on this key can follow
+            equal &= Q(**{f"{path}__isnull": True})
+            continue
+        beyond = Q(**{f"{path}__{'lt' if descending else 'gt'}": value})
+        if path == SESSION_SORT_FIELDS["insightGoalAchievementScore"]:
+            beyond |= Q(**{f"{path}__isnull": True})
+        after |= equal & beyond
+        equal &= Q(**{path: value})
+    return after
+
+
+def _sort_value(session: ChatSession, path: str) -> Any:
+    if path == SESSION_SORT_FIELDS["insightGoalAchievementScore"]:
+        return session.sort_insight_score
+    value = getattr(session, path)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+def _parse_sort_value(path: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if path in ("create_date", "last_update"):
+        return datetime.fromisoformat(value)
+    if path == "session_id":
+        return uuid.UUID(value)
+    return value
+
+
+def sessions_search(*, search: SessionSearch | None, size: int, scroll_id: Any) -> tuple[list[ChatSession], int, str | None, SessionSearch]:
+    """A page of the admin session search, the total matching, the next page's scrollId, and the
+    search it ran (the one the scrollId carries when the request sent none).
+
+    Keyset pages on the sort keys and session_id, so sessions started meanwhile neither repeat nor
+    skip rows. The token is signed and carries the search; a token sent with other filters is a 400.
+    Indexes: chatsession_* (filters and sorts), insight_* (insight filters), feedback_* and
+    comment_* (feedback filters, through EXISTS)."""
+    position = decode_token(scroll_id, kind=SESSION_SEARCH_TOKENS, field="scrollId")
     if position is not None:
-        created = datetime.fromisoformat(position["created"])
-        after = uuid.UUID(position["id"])
-        if search.newest_first:
-            sessions = sessions.filter(Q(create_date__lt=created) | Q(create_date=created, session_id__lt=after))
-        else:
-            sessions = sessions.filter(Q(create_date__gt=created) | Q(create_date=created, session_id__gt=after))
-    order = ("-create_date", "-session_id") if search.newest_first else ("create_date", "session_id")
-    page = list(sessions.order_by(*order)[: size + 1])
+        carried = SessionSearch.from_token(position.get("search"))
+        if search is not None and search.as_token() != carried.as_token():
+            raise InvalidRequest("belongs to another search (its filters differ)", field="scrollId")
+        search = carried
+    search = search or SessionSearch()
+    sessions = _filtered(search)
+    total = sessions.count()
+    keys = _sort_keys(search)
+    if any(path.startswith("insight__") for path, _ in keys):
+        sessions = sessions.annotate(sort_insight_score=F(SESSION_SORT_FIELDS["insightGoalAchievementScore"]))
+    if position is not None:
+        try:
+            values = [_parse_sort_value(path, value) for (path, _), value in zip(keys, position["after"], strict=True)]
+        except (KeyError, TypeError, ValueError):
+            raise InvalidRequest("is not a valid token from a previous response", field="scrollId") from None
+        sessions = sessions.filter(_after(keys, values))
+    page = list(sessions.order_by(*(_order(path, descending) for path, descending in keys))[: size + 1])
     if len(page) <= size:
-        return page, total, None
+        return page, total, None, search
     page = page[:size]
-    last = page[-1]
-    token = encode_token(
-        {"search": fingerprint, "created": last.create_date.isoformat(), "id": str(last.session_id)}, kind=SESSION_SEARCH_TOKENS
-    )
-    return page, total, token
+    after = [_sort_value(page[-1], path) for path, _ in keys]
+    return page, total, encode_token({"search": search.as_token(), "after": after}, kind=SESSION_SEARCH_TOKENS), search
+
+
+def sessions_extras(sessions: list[ChatSession], *, insights: bool, feedback: bool) -> dict[uuid.UUID, dict[str, Any]]:
+    """For `includeInsights` / `includeFeedback`: per session, its insights record and its feedback."""
+    extras: dict[uuid.UUID, dict[str, Any]] = {session.pk: {} for session in sessions}
+    ids = list(extras)
+    if insights:
+        found = {row.pk: row for row in SessionInsight.objects.filter(pk__in=ids, generated_at__isnull=False)}
+        for pk in ids:
+            extras[pk]["insights"] = found.get(pk)
+    if feedback:
+        for pk in ids:
+            extras[pk]["feedback"] = []
+        for record in ChatSessionFeedback.objects.filter(session_id__in=ids).prefetch_related("internal_comments").order_by("-created_on"):
+            extras[record.session_id]["feedback"].append(record)
+    return extras
 
 
 def _iso_or_none(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
+
+
+def session_insight(*, session: ChatSession) -> SessionInsight | None:
+    """The session's analysis row (its record, and where the analysis stands), if any."""
+    return SessionInsight.objects.filter(pk=session.pk).first()

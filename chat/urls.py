@@ -38,4 +38,9 @@ admin_urlpatterns = [
     path("feedback", FeedbackAdminViewSet.as_view({"post": "command"}), name="admin-feedback"),
     path("sessions/<str:sessionId>/messages", SessionAdminViewSet.as_view({"get": "messages"}), name="admin-session-messages"),
     path("sessions/search", SessionAdminViewSet.as_view({"post": "search"}), name="admin-sessions-search"),
+    path(
+        "sessions/<str:sessionId>/insights",
+        SessionAdminViewSet.as_view({"get": "insights", "post": "regenerate_insights"}),
+        name="admin-session-insights",
+    ),
 ]
