@@ -330,11 +330,11 @@ class ChatSessionAdmin(admin.ModelAdmin):
             ", ", "{}: <strong>{}</strong>", ((k, v) for part in ("assessments", "metrics") for k, v in scoring.get(part, {}).items())
         )
         return format_html(
-            "{}<p>By {} on {:%Y-%m-%d %H:%M} (version {}).</p><table><tr><th>score</th><th>0-10</th><th>why</th></tr>{}</table>"
+            "{}<p>By {} on {} (version {}).</p><table><tr><th>score</th><th>0-10</th><th>why</th></tr>{}</table>"
             '<p>{}</p><div class="insight-detail">{}</div>',
             state,
             insight.model,
-            insight.generated_at,
+            f"{insight.generated_at:%Y-%m-%d %H:%M}",
             insight.version,
             table,
             facts,

@@ -215,7 +215,8 @@ def mark_due(sessions: list[ChatSession], *, now: datetime) -> list[uuid.UUID]:
 
 
 def _lease() -> timedelta:
-    return timedelta(seconds=settings.CHAT_INSIGHTS_TIMEOUT_SECONDS + 30)
+    """How long a claimed analysis is its worker's: the model's time limit and half again, and a second."""
+    return timedelta(seconds=settings.CHAT_INSIGHTS_TIMEOUT_SECONDS * 1.5 + 1)
 
 
 def stalled(*, now: datetime) -> list[uuid.UUID]:
@@ -223,7 +224,7 @@ def stalled(*, now: datetime) -> list[uuid.UUID]:
     than any retry waits (its task was lost). Marked due again; their ids, to enqueue."""
     retries_wait = settings.CHAT_TASK_BACKOFF_SECONDS * 2**settings.CHAT_TASK_MAX_ATTEMPTS * 1.25
     grace = timedelta(seconds=retries_wait + 6 * settings.CHAT_WORKER_POLL_SECONDS)
-    rows = SessionInsight.objects.filter(
+    rows = SessionInsight.objects.filter(attempts__lt=settings.CHAT_TASK_MAX_ATTEMPTS).filter(
         Q(analysis_status=AnalysisStatus.RUNNING, lease_until__lt=now) | Q(analysis_status=AnalysisStatus.DUE, requested_at__lt=now - grace)
     )
     ids = list(rows.values_list("pk", flat=True)[:500])
@@ -244,21 +245,24 @@ def _ask(session: ChatSession) -> tuple[dict[str, Any], str, llm.Completion]:
 
 def analyze(*, session_id: uuid.UUID) -> dict[str, Any]:
     """The worker's analysis of a due session (chat.tasks.analyze_session): claimed, asked, stored.
-    A failure is recorded (due again while retries remain, failed after the last) and raised."""
+    A failure is recorded (due again while attempts remain, failed after CHAT_TASK_MAX_ATTEMPTS,
+    counted on the row so that a task run twice cannot add attempts) and raised."""
     now = timezone.now()
     claimed = (
-        SessionInsight.objects.filter(pk=session_id)
+        SessionInsight.objects.filter(pk=session_id, attempts__lt=settings.CHAT_TASK_MAX_ATTEMPTS)
         .filter(Q(analysis_status=AnalysisStatus.DUE) | Q(analysis_status=AnalysisStatus.RUNNING, lease_until__lt=now))
         .update(analysis_status=AnalysisStatus.RUNNING, lease_until=now + _lease(), attempts=F("attempts") + 1)
     )
     if not claimed:
-        return {"sessionId": str(session_id), "skipped": "not due (analysed, or under way elsewhere)"}
+        return {"sessionId": str(session_id), "skipped": "not due (analysed, failed, or under way elsewhere)"}
     session = ChatSession.objects.get(pk=session_id)
     try:
         scoring, markdown, completion = _ask(session)
     except Exception as exc:
-        _failed(session_id, exc, final=tasks.last_attempt())
-        raise
+        attempts = SessionInsight.objects.filter(pk=session_id).values_list("attempts", flat=True).first() or 0
+        final = attempts >= settings.CHAT_TASK_MAX_ATTEMPTS or tasks.last_attempt()
+        _failed(session_id, exc, final=final)
+        raise tasks.GiveUp(str(exc)) if final else exc
     insight = store(session, scoring=scoring, markdown=markdown, completion=completion)
     return {"sessionId": str(session_id), "goalAchievement": insight.goal_achievement}
 

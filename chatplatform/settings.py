@@ -367,6 +367,8 @@ TASKS = {"default": _TASK_BACKENDS[CHAT_TASK_BACKEND]}
 RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 900}}
 # How often an idle worker looks for due tasks, webhook deliveries and periodic jobs.
 CHAT_WORKER_POLL_SECONDS = _float_env("CHAT_WORKER_POLL_SECONDS", 0.5)
+# How often a worker says it lives; one silent for 3 heartbeats is taken for dead (its tasks requeued).
+CHAT_WORKER_HEARTBEAT_SECONDS = _float_env("CHAT_WORKER_HEARTBEAT_SECONDS", 5.0)
 # Failing tasks: CHAT_TASK_MAX_ATTEMPTS attempts, the n-th retry after CHAT_TASK_BACKOFF_SECONDS × 2^(n-1), ±25 %.
 CHAT_TASK_MAX_ATTEMPTS = _int_env("CHAT_TASK_MAX_ATTEMPTS", 4, minimum=1)
 CHAT_TASK_BACKOFF_SECONDS = _float_env("CHAT_TASK_BACKOFF_SECONDS", 10.0)

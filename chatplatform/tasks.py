@@ -55,6 +55,11 @@ def last_attempt() -> bool:
     return attempt >= attempts
 
 
+class GiveUp(Exception):
+    """Raised by a `@background` task whose failure is final whatever attempt it is (its own record
+    says so): the task fails without a retry."""
+
+
 def background(*, retries: bool = True) -> Callable[[Callable[..., Any]], Task]:
     """A django-tasks task whose failures are retried: the next attempt is enqueued with `run_after`
     (backoff_seconds of CHAT_TASK_BACKOFF_SECONDS) before the failure is raised to the backend."""
@@ -67,7 +72,7 @@ def background(*, retries: bool = True) -> Callable[[Callable[..., Any]], Task]:
             try:
                 return function(*args, **kwargs)
             except Exception as exc:
-                if _attempt_number < attempts:
+                if _attempt_number < attempts and not isinstance(exc, GiveUp):
                     delay = backoff_seconds(_attempt_number, base=settings.CHAT_TASK_BACKOFF_SECONDS)
                     retry = the_task
                     if the_task.get_backend().supports_defer:
@@ -171,12 +176,10 @@ def run_pollers(stop: threading.Event) -> int:
 
 # --- Live workers, and tasks a killed worker left running (database backend) ------------------
 
-HEARTBEAT_SECONDS = 5.0
-
 
 def stale_after() -> timedelta:
     """How long a worker may go unseen before its running tasks are taken to be abandoned."""
-    return timedelta(seconds=max(3 * HEARTBEAT_SECONDS, 6 * settings.CHAT_WORKER_POLL_SECONDS))
+    return timedelta(seconds=max(3 * settings.CHAT_WORKER_HEARTBEAT_SECONDS, 6 * settings.CHAT_WORKER_POLL_SECONDS))
 
 
 def heartbeat(*, started: datetime) -> None:

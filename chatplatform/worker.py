@@ -80,15 +80,15 @@ class Worker:
         finally:
             connection.close()
 
-    def _tick(self) -> int:
+    def _tick(self, *, periodic: bool = True) -> int:
         done = 0
         try:
             done += tasks.run_pollers(self.stop)
-            if not self.stop.is_set():
+            if periodic and not self.stop.is_set():
                 done += tasks.schedule_periodic_jobs(claimed=self._claimed_periods)
             if settings.CHAT_TASK_BACKEND == "rq":
                 _enqueue_due_rq_jobs()
-            if time.monotonic() - self._last_beat >= tasks.HEARTBEAT_SECONDS:
+            if time.monotonic() - self._last_beat >= settings.CHAT_WORKER_HEARTBEAT_SECONDS:
                 self._last_beat = time.monotonic()
                 tasks.heartbeat(started=self.started)
                 if settings.CHAT_TASK_BACKEND == "database":
@@ -142,8 +142,8 @@ class Worker:
     def _run_burst(self) -> None:
         """Everything due now, until a round finds nothing: deliveries, periodic jobs, tasks (and the
         tasks' own events). For scripts and tests; a retry scheduled for later is left for later."""
-        for _ in range(50):
-            done = self._tick()
+        for round_number in range(50):
+            done = self._tick(periodic=round_number == 0)  # each periodic job at most once per burst
             done += self._run_backend(burst=True)
             if not done:
                 return

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +34,7 @@ ALL_EVENTS = ["session.created", "session.completed", "feedback.created", "insig
 # The documented knobs at test speed (settings name → value); environment variables of the same names.
 FAST = {
     "CHAT_WORKER_POLL_SECONDS": 0.05,
+    "CHAT_WORKER_HEARTBEAT_SECONDS": 0.3,
     "CHAT_TASK_BACKOFF_SECONDS": 0.1,
     "CHAT_TASK_MAX_ATTEMPTS": 3,
     "CHAT_WEBHOOK_TIMEOUT_SECONDS": 1.0,
@@ -97,7 +99,7 @@ def worker_process(env: dict[str, str], *, worker_id: str) -> Iterator[subproces
         deadline = time.monotonic() + 30
         while not WorkerProcess.objects.filter(worker_id=worker_id).exists():
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"worker {worker_id} did not start: {open(log.name).read()[-3000:]}")
+                raise RuntimeError(f"worker {worker_id} did not start: {Path(log.name).read_text()[-3000:]}")
             time.sleep(0.05)
         yield process
     finally:

@@ -76,7 +76,14 @@ def test_a_write_that_fails_leaves_no_event(app, webhooks, client_for):
     feedback = {"feedbackId": "fb-1", "sessionId": session_id, "type": "other"}
     assert alice.post("/api/chat/feedback", {"feedback": feedback}, format="json").status_code == 200
     assert_error(alice.post("/api/chat/feedback", {"feedback": feedback}, format="json"), 400, mentions="feedbackId")
-    unknown = {"chatAppId": "support", "agentId": "helper", "message": "Hi", "features": {}, "source": "user", "sessionId": str(uuid.uuid4())}
+    unknown = {
+        "chatAppId": "support",
+        "agentId": "helper",
+        "message": "Hi",
+        "features": {},
+        "source": "user",
+        "sessionId": str(uuid.uuid4()),
+    }
     assert_error(alice.post("/api/chat/converse", unknown, format="json"), 404, "INVALID_SESSION_ID")
 
     assert sorted(WebhookDelivery.objects.values_list("event", flat=True)) == ["feedback.created", "session.created"]
@@ -165,7 +172,9 @@ def test_a_worker_stopped_with_sigterm_finishes_its_delivery_first(app, webhooks
     assert not WorkerProcess.objects.filter(worker_id="stopped-worker").exists()
 
 
-def test_the_admin_lists_deliveries_with_attempts_and_sends_one_again_without_showing_secrets(app, webhooks, receiver, client_for, admin_user):
+def test_the_admin_lists_deliveries_with_attempts_and_sends_one_again_without_showing_secrets(
+    app, webhooks, receiver, client_for, admin_user
+):
     receiver.script([Answer(status=500)])
     converse(client_for("alice"))
     run_worker()

@@ -124,7 +124,6 @@ class WebhookReceiver:
         except asyncio.CancelledError:
             return
         body = answer.body.encode()
-        await send(
-            {"type": "http.response.start", "status": answer.status, "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]}
-        )
+        headers = [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
