@@ -29,8 +29,8 @@ def to_reference_vocabulary(apps, schema_editor):
     for feedback in Feedback.objects.all().iterator():
         old_type = feedback.type
         comments = []
-        if feedback.internal_comments.strip():
-            comments.append(feedback.internal_comments)
+        if feedback.internal_comments_text.strip():
+            comments.append(feedback.internal_comments_text)
         if old_type in NOTED or old_type not in RENAMED:
             comments.append(f'type was {old_type} before the reference vocabulary')
         for position, text in enumerate(comments):
@@ -54,7 +54,7 @@ def from_reference_vocabulary(apps, schema_editor):
             if text.startswith('type was ') and text.endswith(' before the reference vocabulary'):
                 old_type = text[len('type was '):-len(' before the reference vocabulary')]
         kept = [t for t in texts if not (t.startswith('type was ') and t.endswith(' before the reference vocabulary'))]
-        Feedback.objects.filter(pk=feedback.pk).update(type=old_type, internal_comments='\n\n'.join(kept))
+        Feedback.objects.filter(pk=feedback.pk).update(type=old_type, internal_comments_text='\n\n'.join(kept))
 
 
 class Migration(migrations.Migration):
@@ -206,6 +206,12 @@ class Migration(migrations.Migration):
             model_name='chatsessionfeedback',
             index=models.Index(fields=['created_on', 'session'], name='feedback_created_session'),
         ),
+        # Out of the way of FeedbackComment's related name until its text is moved (below).
+        migrations.RenameField(
+            model_name='chatsessionfeedback',
+            old_name='internal_comments',
+            new_name='internal_comments_text',
+        ),
         migrations.AddField(
             model_name='feedbackcomment',
             name='feedback',
@@ -215,7 +221,7 @@ class Migration(migrations.Migration):
         migrations.RunPython(to_reference_vocabulary, from_reference_vocabulary),
         migrations.RemoveField(
             model_name='chatsessionfeedback',
-            name='internal_comments',
+            name='internal_comments_text',
         ),
         migrations.AddIndex(
             model_name='sessioninsight',
