@@ -21,7 +21,11 @@ migrate: install
 demo: migrate
 	$(PY) manage.py seed_demo
 
+# The server and one background worker; Ctrl-C stops both (the worker finishes its current task).
+# The worker runs in a session of its own, so that it gets one SIGTERM from the trap, not the terminal's SIGINT too.
 run: demo
+	@setsid $(PY) manage.py run_worker & worker=$$!; \
+	trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
 	$(PY) -m chatplatform.server chatplatform.asgi:application --host $(HOST) --port $(PORT) --workers 1 --lifespan off --ws-per-message-deflate false
 
 test: install
@@ -39,6 +43,7 @@ bench: install
 	$(PY) bench/api_overhead.py
 	$(PY) bench/admin_resources.py
 	$(PY) bench/converse.py
+	$(PY) bench/events.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles
