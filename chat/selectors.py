@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
+from collections import namedtuple
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db import connections
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from agents.models import TestType
@@ -23,6 +26,7 @@ from chat.models import (
     SessionInsight,
 )
 from chat.serializers import INSIGHT_FACET_FILTERS, INSIGHT_SCORE_FILTERS, SESSION_SORT_FIELDS
+from chatplatform import db
 from chatplatform.api.errors import Code, InvalidRequest, NotFound
 from chatplatform.api.pagination import decode_token, encode_token
 from chatplatform.generations import LocalCopies
@@ -124,12 +128,29 @@ def session_get(*, session_id: Any, user_id: str | None = None, chat_app_id: str
     return session
 
 
-def sessions_for_user(*, user_id: str, chat_app_id: str | None, limit: int) -> list[ChatSession]:
-    """A user's sessions, newest first (indexes chatsession_user_created / chatsession_user_app_created)."""
-    sessions = ChatSession.objects.filter(user_id=user_id)
-    if chat_app_id:
-        sessions = sessions.filter(chat_app_id=chat_app_id)
-    return list(sessions.order_by("-create_date")[:limit])
+# A user's session list as plain records with the model's attribute names (ChatSessionSerializer reads them).
+SessionRecord = namedtuple("SessionRecord", [field.attname for field in ChatSession._meta.concrete_fields])  # type: ignore[misc]
+
+
+@functools.cache
+def _sessions_for_user_sql(vendor: str, in_chat_app: bool) -> str:
+    """The list's query, written out once: Django compiles it in ~0.5 ms, longer than it runs."""
+    table, column = db.sql_names(ChatSession)
+    columns = ", ".join(column(field.name) for field in ChatSession._meta.concrete_fields)
+    where = f"{column('user')} = %s" + (f" AND {column('chat_app_id')} = %s" if in_chat_app else "")
+    return f"SELECT {columns} FROM {table} WHERE {where} ORDER BY {column('create_date')} DESC LIMIT %s"
+
+
+def _sessions_for_user(user_id: str, chat_app_id: str | None, limit: int) -> list[SessionRecord]:
+    sql = _sessions_for_user_sql(connections["default"].vendor, bool(chat_app_id))
+    params = [user_id, *([chat_app_id] if chat_app_id else []), limit]
+    return [SessionRecord(*row) for row in db.select(ChatSession, sql, params)]
+
+
+def sessions_for_user(*, user_id: str, chat_app_id: str | None, limit: int) -> list[SessionRecord]:
+    """A user's sessions, newest first (indexes chatsession_user_created / chatsession_user_app_created),
+    read on the database threads (GET /api/chat/sessions is a frontend's most frequent read)."""
+    return db.call_on_db_thread(_sessions_for_user, user_id, chat_app_id, limit)
 
 
 def session_messages(*, session: ChatSession, limit: int) -> list[ChatMessage]:

@@ -340,6 +340,8 @@ class ChatMessageSerializer(serializers.Serializer):
 
 
 class SessionsQuerySerializer(serializers.Serializer):
+    """GET /api/chat/sessions's parameters, for the schema (the view parses them by hand, by the same rules)."""
+
     userId = serializers.CharField(required=False, allow_blank=True)
     chatAppId = serializers.CharField(required=False, allow_blank=True)
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
