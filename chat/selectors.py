@@ -128,15 +128,19 @@ def session_get(*, session_id: Any, user_id: str | None = None, chat_app_id: str
     return session
 
 
-# A user's session list as plain records with the model's attribute names (ChatSessionSerializer reads them).
-SessionRecord = namedtuple("SessionRecord", [field.attname for field in ChatSession._meta.concrete_fields])  # type: ignore[misc]
+# A user's session list as plain records with the model's attribute names: the fields ChatSessionSerializer reads.
+_LISTED_FIELDS = [field for field in ChatSession._meta.concrete_fields if not field.name.startswith("turn_")]
+_LISTED = tuple(field.attname for field in _LISTED_FIELDS)
+SessionRecord = namedtuple("SessionRecord", _LISTED)  # type: ignore[misc]
 
 
 @functools.cache
 def _sessions_for_user_sql(vendor: str, in_chat_app: bool) -> str:
     """The list's query, written out once: Django compiles it in ~0.5 ms, longer than it runs."""
     table, column = db.sql_names(ChatSession)
-    columns = ", ".join(column(field.name) for field in ChatSession._meta.concrete_fields)
+    columns = ", ".join(
+        column(ChatSession._meta.get_field(name.removesuffix("_id") if name == "user_id" else name).name) for name in _LISTED
+    )
     where = f"{column('user')} = %s" + (f" AND {column('chat_app_id')} = %s" if in_chat_app else "")
     return f"SELECT {columns} FROM {table} WHERE {where} ORDER BY {column('create_date')} DESC LIMIT %s"
 
@@ -144,7 +148,7 @@ def _sessions_for_user_sql(vendor: str, in_chat_app: bool) -> str:
 def _sessions_for_user(user_id: str, chat_app_id: str | None, limit: int) -> list[SessionRecord]:
     sql = _sessions_for_user_sql(connections["default"].vendor, bool(chat_app_id))
     params = [user_id, *([chat_app_id] if chat_app_id else []), limit]
-    return [SessionRecord(*row) for row in db.select(ChatSession, sql, params)]
+    return [SessionRecord(*row) for row in db.select(ChatSession, _LISTED, sql, params)]
 
 
 def sessions_for_user(*, user_id: str, chat_app_id: str | None, limit: int) -> list[SessionRecord]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Iterable
 from typing import Any
 
+import orjson
 from asgiref.sync import async_to_sync, sync_to_async
 from django.http import HttpRequest, StreamingHttpResponse
 from django.http.response import HttpResponseBase
@@ -46,7 +47,7 @@ from chatplatform import llm
 from chatplatform.api.errors import ApiError, Code, InvalidRequest
 from chatplatform.api.pagination import MAX_PAGE_SIZE, page_size
 from chatplatform.api.permissions import acting_user_id
-from chatplatform.api.views import AdminApiViewSet, ApiView, ApiViewSet, ok
+from chatplatform.api.views import AdminApiViewSet, ApiView, ApiViewSet, ok, ok_encoded
 
 
 class UserViewSet(ApiViewSet):
@@ -191,7 +192,7 @@ class SessionViewSet(ApiViewSet):
         limit = page_size(params.get("limit"), field="limit", default=SESSIONS_PAGE, maximum=MAX_PAGE_SIZE)
         sessions = selectors.sessions_for_user(user_id=user_id, chat_app_id=params.get("chatAppId") or None, limit=limit)
         wire = ChatSessionSerializer()
-        return ok(sessions=[wire.to_representation(session) for session in sessions])
+        return ok_encoded(orjson.dumps({"success": True, "sessions": [wire.to_representation(session) for session in sessions]}))
 
     @extend_schema(operation_id="chat_session_messages", parameters=[_SESSION_ID, MessagesQuerySerializer], responses=_MessagesResponse)
     def messages(self, request: Request, sessionId: str) -> Response:

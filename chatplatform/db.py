@@ -56,31 +56,31 @@ def on_db_thread(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def call_on_db_thread(function: Callable[..., Any], *args: Any) -> Any:
-    """Run sync `function` on the database threads and wait for its result: for a request's own
-    thread, whose database connection is new each time under ASGI (a thread per request; opening
-    one costs ~1 ms on SQLite), where the database threads keep theirs. Inside a transaction it
-    runs right here, on the transaction's connection."""
-    if connections["default"].in_atomic_block:
+    """Run sync `function` where its database connection is cheapest and wait for its result. Under
+    ASGI a request's thread is new each time, and so is its connection: opening one costs ~1 ms on
+    SQLite, so there it runs on the database threads, which keep theirs. On PostgreSQL, and inside
+    a transaction, it runs right here."""
+    if connections["default"].in_atomic_block or not _sqlite:  # PostgreSQL's pool lends a connection for less than a thread hop
         return function(*args)
     return _executor.submit(function, *args).result()
 
 
 @functools.cache
-def _converters(model: type[models.Model], vendor: str) -> dict[int, tuple[list[Any], Any]]:
-    """The backend's converters of each concrete column of `model`, learnt once from a compiled query."""
-    compiler = model._default_manager.values_list(*(field.attname for field in model._meta.concrete_fields)).query.get_compiler("default")
+def _converters(model: type[models.Model], names: tuple[str, ...], vendor: str) -> dict[int, tuple[list[Any], Any]]:
+    """The backend's converters of these columns of `model`, learnt once from a compiled query."""
+    compiler = model._default_manager.values_list(*names).query.get_compiler("default")
     compiler.setup_query()
     return compiler.get_converters([expression for expression, _, _ in compiler.select])
 
 
-def select(model: type[models.Model], sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    """Rows of `sql` (written out by hand, selecting every concrete column of `model` in order),
-    with each value converted as the ORM converts it (SQLite's text datetimes, UUIDs...)."""
+def select(model: type[models.Model], names: tuple[str, ...], sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """Rows of `sql`, written out by hand to select the columns of `model`'s fields `names` (attribute
+    names, in order), each value converted as the ORM converts it (SQLite's text datetimes, UUIDs)."""
     connection = connections["default"]
     with cursor(connection) as bound:
         bound.execute(sql, list(params))
         rows = bound.fetchall()
-    converters = _converters(model, connection.vendor)
+    converters = _converters(model, names, connection.vendor)
     if not converters:
         return rows
     converted = []
