@@ -223,7 +223,7 @@ POPULATE = [
               'user', NULL, (g * 7919) % 5000, (g * 104729) % 2000, (g * 7919) % 5000 + (g * 104729) % 2000,
               0, 0, ((g * 7919) % 5000) * 0.00001, NULL, 0, 0, NULL,
               now() - g * interval '30 seconds', now() - g * interval '30 seconds' + ((g % 120) * interval '1 minute')
-       FROM generate_series(1, {sessions}) g""",
+       FROM generate_series(1::bigint, {sessions}) g""",
     """INSERT INTO chat_sessioninsight (session_id, model, version, usage, generated_at, last_analyzed_message_id, scoring,
          detail_markdown, goal_achievement, user_satisfaction, interaction_quality, ai_accuracy, ai_helpfulness, ai_communication,
          ai_efficiency, ai_overall, user_sentiment, goal_completion_status, satisfaction_level, requires_followup,
@@ -236,7 +236,7 @@ POPULATE = [
               (ARRAY['short','medium','long'])[(g / 7) % 3 + 1], (ARRAY['low','medium','high'])[(g / 5) % 3 + 1],
               (ARRAY['low','medium','high'])[(g / 11) % 3 + 1], (ARRAY['low','medium','high'])[(g / 13) % 3 + 1],
               'done', 1, '', now(), NULL, now()
-       FROM generate_series(1, {sessions}) g WHERE g % 10 < 3""",
+       FROM generate_series(1::bigint, {sessions}) g WHERE g % 10 < 3""",
     """INSERT INTO chat_chatsessionfeedback (feedback_id, session_id, user_id, message_id, reported_by_human, created_by_customer,
          status, severity, type, user_comment, created_on, updated_on)
        SELECT 'f' || g, md5('s' || g)::uuid, CASE WHEN g % 3 = 0 THEN 'ai-feedback-user' ELSE 'u' || (g % 20000 + 1) END, NULL,
@@ -244,19 +244,19 @@ POPULATE = [
               (ARRAY['low','medium','high','critical'])[(g / 40) % 4 + 1],
               (ARRAY['user_thumbs_up','user_thumbs_down','hallucination','system_error','other','user_dissatisfied'])[(g / 60) % 6 + 1],
               '', now() - g * interval '30 seconds', now() - g * interval '30 seconds'
-       FROM generate_series(1, {sessions}) g WHERE g % 20 = 0""",
+       FROM generate_series(1::bigint, {sessions}) g WHERE g % 20 = 0""",
     """INSERT INTO chat_feedbackcomment (comment_id, feedback_id, position, user_id, comment, created_on, type, status)
        SELECT 'c' || g, 'f' || g, 0, 'op' || (g % 10), 'note', now(),
               (ARRAY['comment','customer_outreach_recommended','customer_outreach_made','technical_action_required',
                      'technical_action_completed'])[(g / 100) % 5 + 1], (ARRAY['open','closed'])[(g / 200) % 2 + 1]
-       FROM generate_series(1, {sessions}) g WHERE g % 100 = 0""",
+       FROM generate_series(1::bigint, {sessions}) g WHERE g % 100 = 0""",
 ]
 
 FAMILIES = {
     "no filter (newest first)": {},
     "userId": {"userId": "u4242"},
     "chatAppId + created range": {"chatAppId": "app7", "dateFilter": {"dateType": "created", "startDate": "2026-01-01T00:00:00Z"}},
-    "customUserData + userType": {"customUserData": {"account": "acct42"}, "userType": ["internal-user"]},
+    "customUserData + userType": {"customUserData": {"account": "acct40"}, "userType": ["internal-user"]},
     "hasInsights": {"insights": {"hasInsights": True}},
     "insight score (goal ≥ 9)": {"insights": {"hasInsights": True, "goalAchievementScore": {"score": 9, "operator": "gte"}}},
     "insight facets": {"insights": {"hasInsights": True, "userSentiment": ["negative"], "complexityLevel": ["high"]}},
@@ -279,7 +279,7 @@ for name, filters in families.items():
     if any(path.startswith("insight__") for path, _ in keys):
         from django.db.models import F
         sessions = sessions.annotate(sort_insight_score=F("insight__goal_achievement"))
-    page = sessions.order_by(*(selectors._order(p, d) for p, d in keys))[:21]
+    page = sessions.order_by(*(selectors._order(p, d, search) for p, d in keys))[:21]
     print("=== " + name)
     print("--- page")
     print(page.explain(analyze=True))

@@ -243,63 +243,67 @@ def _when(value: str | None) -> datetime | None:
 _SCORE_LOOKUPS = {"eq": "exact", "gte": "gte", "lte": "lte"}
 
 
-def _filtered(search: SessionSearch) -> QuerySet[ChatSession]:
-    """The sessions matching every filter of `search` (unordered)."""
-    sessions = ChatSession.objects.all()
+# Below this many matches, a page is read from the filter's side and sorted, rather than by
+# walking the sessions in order until enough match (which a rare match makes long).
+SELECTIVE = 5000
+
+
+def _session_filters(search: SessionSearch) -> Q:
+    """The filters on the session row itself (and its user)."""
+    condition = Q()
     if search.user_id:
-        sessions = sessions.filter(user_id=search.user_id)
+        condition &= Q(user_id=search.user_id)
     if search.chat_app_id:
-        sessions = sessions.filter(chat_app_id=search.chat_app_id)
+        condition &= Q(chat_app_id=search.chat_app_id)
     if search.session_id:
-        sessions = sessions.filter(session_id=search.session_id)
+        condition &= Q(session_id=search.session_id)
+    users = Q()
     for key, value in search.custom_user_data.items():
-        sessions = sessions.filter(**{f"user__custom_data__{key}": value})
+        users &= Q(**{f"custom_data__{key}": value})
     if search.user_types:
-        sessions = sessions.filter(user__user_type__in=search.user_types)
+        users &= Q(user_type__in=search.user_types)
+    if users != Q():
+        # The matching users first: a few are passed as a list, so that their sessions are read by
+        # index chatsession_user_created (as a subquery the planner walks all sessions instead).
+        matching = ChatUser.objects.filter(users).values_list("pk", flat=True)
+        few = list(matching[: SELECTIVE + 1])
+        condition &= Q(user_id__in=few if len(few) <= SELECTIVE else matching)
     if search.invocation_modes:
-        sessions = sessions.filter(invocation_mode__in=search.invocation_modes)
+        condition &= Q(invocation_mode__in=search.invocation_modes)
     if search.statuses:
-        sessions = sessions.filter(status__in=search.statuses)
-    start, end = _when(search.date_from), _when(search.date_to)
+        condition &= Q(status__in=search.statuses)
     if search.date_type in ("created", "updated"):
         column = "create_date" if search.date_type == "created" else "last_update"
+        start, end = _when(search.date_from), _when(search.date_to)
         if start is not None:
-            sessions = sessions.filter(**{f"{column}__gte": start})
+            condition &= Q(**{f"{column}__gte": start})
         if end is not None:
-            sessions = sessions.filter(**{f"{column}__{'lte' if search.date_to_inclusive else 'lt'}": end})
-    if search.flagged is not None:
-        flagged = Exists(ChatSessionFeedback.objects.filter(session=OuterRef("pk"), status__in=OPEN_FEEDBACK))
-        sessions = sessions.filter(flagged if search.flagged else ~flagged)
-    if search.insights is not None:
-        sessions = _insight_filters(sessions, search.insights)
-    feedback = _feedback_filter(search, start, end)
-    if feedback is not None:
-        sessions = sessions.filter(Exists(feedback))
-    return sessions
+            condition &= Q(**{f"{column}__{'lte' if search.date_to_inclusive else 'lt'}": end})
+    return condition
 
 
-def _insight_filters(sessions: QuerySet[ChatSession], insights: dict[str, Any]) -> QuerySet[ChatSession]:
+def _insight_filters(insights: dict[str, Any], *, prefix: str) -> Q | None:
+    """`insights` as a condition on the SessionInsight fields under `prefix` ("insight__" from a
+    session, "" on the insight table); None when it matches nothing (no record, yet criteria)."""
     if not insights["hasInsights"]:
         # No valid record: the other insight filters cannot match then.
-        sessions = sessions.exclude(insight__generated_at__isnull=False)
-        criteria = [name for name in insights if name != "hasInsights"]
-        return sessions.none() if criteria else sessions
-    sessions = sessions.filter(insight__generated_at__isnull=False)
+        return None if len(insights) > 1 else ~Q(**{f"{prefix}generated_at__isnull": False})
+    condition = Q(**{f"{prefix}generated_at__isnull": False})
     for name, column in INSIGHT_SCORE_FILTERS.items():
         if name in insights:
             wanted = insights[name]
-            sessions = sessions.filter(**{f"insight__{column}__{_SCORE_LOOKUPS[wanted['operator']]}": wanted["score"]})
+            condition &= Q(**{f"{prefix}{column}__{_SCORE_LOOKUPS[wanted['operator']]}": wanted["score"]})
     for name, (column, _values) in INSIGHT_FACET_FILTERS.items():
         if insights.get(name):
-            sessions = sessions.filter(**{f"insight__{column}__in": insights[name]})
-    return sessions
+            condition &= Q(**{f"{prefix}{column}__in": insights[name]})
+    return condition
 
 
-def _feedback_filter(search: SessionSearch, start: datetime | None, end: datetime | None) -> QuerySet[ChatSessionFeedback] | None:
-    """The session's feedback records meeting every feedback filter (one record meets them all), or
-    None without feedback filters. Indexes feedback_*_session, comment_*_feedback."""
+def _feedback_records(search: SessionSearch) -> QuerySet[ChatSessionFeedback] | None:
+    """The feedback records meeting every feedback filter (one record meets them all), or None
+    without feedback filters. Indexes feedback_*_session, comment_*_feedback."""
     wanted = search.feedback
-    records = ChatSessionFeedback.objects.filter(session=OuterRef("pk"))
+    records = ChatSessionFeedback.objects.all()
     used = False
     for name, lookup in (
         ("feedbackInStatus", "status__in"),
@@ -311,11 +315,11 @@ def _feedback_filter(search: SessionSearch, start: datetime | None, end: datetim
     ):
         if name in wanted:
             records, used = records.filter(**{lookup: wanted[name]}), True
-    if search.date_type == "feedback" and (start is not None or end is not None):
-        if start is not None:
-            records = records.filter(created_on__gte=start)
-        if end is not None:
-            records = records.filter(**{f"created_on__{'lte' if search.date_to_inclusive else 'lt'}": end})
+    if search.date_type == "feedback" and (search.date_from or search.date_to):
+        if search.date_from:
+            records = records.filter(created_on__gte=_when(search.date_from))
+        if search.date_to:
+            records = records.filter(**{f"created_on__{'lte' if search.date_to_inclusive else 'lt'}": _when(search.date_to)})
         used = True
     comments = FeedbackComment.objects.filter(feedback=OuterRef("pk"))
     commented = False
@@ -331,6 +335,39 @@ def _feedback_filter(search: SessionSearch, start: datetime | None, end: datetim
     return records if used else None
 
 
+def _filtered(search: SessionSearch) -> QuerySet[ChatSession]:
+    """The sessions matching every filter of `search` (unordered)."""
+    sessions = ChatSession.objects.filter(_session_filters(search))
+    if search.flagged is not None:
+        flagged = Exists(ChatSessionFeedback.objects.filter(session=OuterRef("pk"), status__in=OPEN_FEEDBACK))
+        sessions = sessions.filter(flagged if search.flagged else ~flagged)
+    if search.insights is not None:
+        insight = _insight_filters(search.insights, prefix="insight__")
+        sessions = sessions.none() if insight is None else sessions.filter(insight)
+    records = _feedback_records(search)
+    if records is not None:
+        sessions = sessions.filter(Exists(records.filter(session=OuterRef("pk"))))
+    return sessions
+
+
+def _session_ids_from_filter_side(search: SessionSearch) -> QuerySet[Any] | None:
+    """When every filter is on insights, or on feedback (or `flagged: true`), the matching session
+    ids read from that side alone: counting them there skips the join with a million sessions."""
+    if _session_filters(search) != Q():
+        return None
+    records = _feedback_records(search)
+    sides = [search.insights is not None, records is not None or search.flagged is not None]
+    if sum(sides) != 1 or search.flagged is False or (search.insights or {}).get("hasInsights") is False:
+        return None
+    if search.insights is not None:
+        condition = _insight_filters(search.insights, prefix="")
+        return SessionInsight.objects.filter(condition).values("session_id") if condition is not None else None
+    if records is not None and search.flagged:
+        return None  # two conditions on possibly different feedback records: the general count
+    records = records if records is not None else ChatSessionFeedback.objects.filter(status__in=OPEN_FEEDBACK)
+    return records.values("session_id").distinct()
+
+
 def _sort_keys(search: SessionSearch) -> list[tuple[str, bool]]:
     """(model path, descending) per sort key, session_id last as the tie-break."""
     keys = [(SESSION_SORT_FIELDS[name], order == "desc") for name, order in search.sort]
@@ -339,9 +376,15 @@ def _sort_keys(search: SessionSearch) -> list[tuple[str, bool]]:
     return keys
 
 
-def _order(path: str, descending: bool) -> Any:
-    # Sessions without insights sort after every score, whichever the direction.
-    return F(path).desc(nulls_last=True) if descending else F(path).asc(nulls_last=True)
+_NULLABLE_SORT = SESSION_SORT_FIELDS["insightGoalAchievementScore"]
+
+
+def _order(path: str, descending: bool, search: SessionSearch) -> Any:
+    if path == _NULLABLE_SORT and not (search.insights or {}).get("hasInsights"):
+        # Sessions without insights sort after every score, whichever the direction. (With
+        # hasInsights every row has a score: the plain order, which the insight_goal index serves.)
+        return F(path).desc(nulls_last=True) if descending else F(path).asc(nulls_last=True)
+    return F(path).desc() if descending else F(path).asc()  # as the indexes order them
 
 
 def _after(keys: list[tuple[str, bool]], values: list[Any]) -> Q:
@@ -353,7 +396,7 @@ def _after(keys: list[tuple[str, bool]], values: list[Any]) -> Q:
             equal &= Q(**{f"{path}__isnull": True})
             continue
         beyond = Q(**{f"{path}__{'lt' if descending else 'gt'}": value})
-        if path == SESSION_SORT_FIELDS["insightGoalAchievementScore"]:
+        if path == _NULLABLE_SORT:
             beyond |= Q(**{f"{path}__isnull": True})
         after |= equal & beyond
         equal &= Q(**{path: value})
@@ -361,7 +404,7 @@ def _after(keys: list[tuple[str, bool]], values: list[Any]) -> Q:
 
 
 def _sort_value(session: ChatSession, path: str) -> Any:
-    if path == SESSION_SORT_FIELDS["insightGoalAchievementScore"]:
+    if path == _NULLABLE_SORT:
         return session.sort_insight_score
     value = getattr(session, path)
     if isinstance(value, datetime):
@@ -397,7 +440,13 @@ def sessions_search(*, search: SessionSearch | None, size: int, scroll_id: Any) 
         search = carried
     search = search or SessionSearch()
     sessions = _filtered(search)
-    total = sessions.count()
+    from_filter_side = _session_ids_from_filter_side(search)
+    if position is not None and isinstance(position.get("total"), int):
+        total = position["total"]  # counted for the first page; the scrollId carries it
+    else:
+        total = from_filter_side.count() if from_filter_side is not None else sessions.count()
+    if from_filter_side is not None and total <= SELECTIVE:
+        sessions = ChatSession.objects.filter(pk__in=list(from_filter_side.values_list("session_id", flat=True)))
     keys = _sort_keys(search)
     if any(path.startswith("insight__") for path, _ in keys):
         sessions = sessions.annotate(sort_insight_score=F(SESSION_SORT_FIELDS["insightGoalAchievementScore"]))
@@ -407,12 +456,13 @@ def sessions_search(*, search: SessionSearch | None, size: int, scroll_id: Any) 
         except (KeyError, TypeError, ValueError):
             raise InvalidRequest("is not a valid token from a previous response", field="scrollId") from None
         sessions = sessions.filter(_after(keys, values))
-    page = list(sessions.order_by(*(_order(path, descending) for path, descending in keys))[: size + 1])
+    page = list(sessions.order_by(*(_order(path, descending, search) for path, descending in keys))[: size + 1])
     if len(page) <= size:
         return page, total, None, search
     page = page[:size]
     after = [_sort_value(page[-1], path) for path, _ in keys]
-    return page, total, encode_token({"search": search.as_token(), "after": after}, kind=SESSION_SEARCH_TOKENS), search
+    token = encode_token({"search": search.as_token(), "after": after, "total": total}, kind=SESSION_SEARCH_TOKENS)
+    return page, total, token, search
 
 
 def sessions_extras(sessions: list[ChatSession], *, insights: bool, feedback: bool) -> dict[uuid.UUID, dict[str, Any]]:
