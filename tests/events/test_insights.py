@@ -131,44 +131,51 @@ def test_a_healthy_session_files_no_automatic_feedback(analysed_app, openai_serv
     assert client_for("alice").get(f"/api/chat/sessions/{session_id}/feedback").json()["feedback"] == []
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        Reply(text="I think the session went fine."),
-        Reply(text="<json>{not json}</json> report"),
-        Reply(text=f"<json>{json.dumps({**SCORING, 'metrics': {**SCORING['metrics'], 'aiConfidenceLevel': 'sky-high'}})}</json> report"),
-        Reply(text=f"<json>{json.dumps(SCORING)}</json>"),  # no report
-        Reply(status=500),
-        Reply(text=analysis().text, first_token_delay=3.0),  # beyond CHAT_INSIGHTS_TIMEOUT_SECONDS (2 s here)
-    ],
-    ids=["no-json", "bad-json", "bad-value", "no-report", "provider-error", "timeout"],
-)
-def test_unusable_answers_are_retried_then_recorded_as_a_failed_analysis(
-    analysed_app, openai_server, receiver, client_for, admin_client, answer
-):
-    openai_server.script(lambda request: answer)
-    session_id = idle_session(client_for("alice"))
+UNUSABLE = {
+    "no-json": Reply(text="I think the session went fine."),
+    "bad-json": Reply(text="<json>{not json}</json> report"),
+    "bad-value": Reply(
+        text=f"<json>{json.dumps({**SCORING, 'metrics': {**SCORING['metrics'], 'aiConfidenceLevel': 'sky-high'}})}</json> report"
+    ),
+    "no-report": Reply(text=f"<json>{json.dumps(SCORING)}</json>"),
+    "provider-error": Reply(status=500, headers={"x-should-retry": "false"}),
+    "timeout": Reply(text=analysis().text, first_token_delay=1.5),  # beyond CHAT_INSIGHTS_TIMEOUT_SECONDS (0.5 s here)
+}
 
-    with worker_process(analysed_app, worker_id="analysing-worker"):
-        body = wait_until(
-            lambda: (
-                (b := admin_client.get(f"/api/chat-admin/sessions/{session_id}/insights").json())["analysis"]
-                and b["analysis"]["status"] == "failed"
-                and b
-            ),
-            timeout=40,
-            what="the analysis to fail",
-        )
+
+def test_unusable_answers_are_retried_then_recorded_as_failed_analyses(
+    analysed_app, settings, openai_server, receiver, client_for, admin_client
+):
+    settings.CHAT_INSIGHTS_TIMEOUT_SECONDS = 0.5
+    # Each session's conversation names the answer the scripted model gives it.
+    openai_server.script(
+        lambda request: next(reply for case, reply in UNUSABLE.items() if f"case {case}." in request["messages"][-1]["content"])
+    )
+    alice = client_for("alice")
+    sessions = {case: converse(alice, message=f"case {case}.")["sessionId"] for case in UNUSABLE}
+    time.sleep(IDLE_MINUTES * 60 + 0.1)
+
+    def all_failed():
+        bodies = {case: admin_client.get(f"/api/chat-admin/sessions/{session_id}/insights").json() for case, session_id in sessions.items()}
+        return bodies if all(body["analysis"] and body["analysis"]["status"] == "failed" for body in bodies.values()) else None
+
+    with worker_process({**analysed_app, "CHAT_INSIGHTS_TIMEOUT_SECONDS": "0.5"}, worker_id="analysing-worker"):
+        found = wait_until(all_failed, timeout=60, what="every analysis to fail")
         time.sleep(0.3)
 
-    assert body["insights"] is None and body["analysis"]["error"]
-    assert len(openai_server.requests) >= 3  # CHAT_TASK_MAX_ATTEMPTS (3 here); the provider error may be retried inside the SDK too
-    assert client_for("alice").get(f"/api/chat/sessions/{session_id}/feedback").json()["feedback"] == []
+    for case, body in found.items():
+        assert body["insights"] is None and body["analysis"]["error"], case
+        assert body["analysis"]["attempts"] == 3, case  # CHAT_TASK_MAX_ATTEMPTS here
+        asked = [r for r in openai_server.requests if f"case {case}." in r["messages"][-1]["content"]]
+        assert len(asked) == 3, case
+    assert "no answer within 0.5 s" in found["timeout"]["analysis"]["error"]
+    assert "<json>" in found["no-json"]["analysis"]["error"] and "aiConfidenceLevel" in found["bad-value"]["analysis"]["error"]
+    assert all(alice.get(f"/api/chat/sessions/{s}/feedback").json()["feedback"] == [] for s in sessions.values())
     assert receiver.of("insight.generated") == []
-    assert_task_failed_for_good()
+    assert_task_failed_for_good(len(UNUSABLE))
 
 
-def assert_task_failed_for_good():
+def assert_task_failed_for_good(analyses: int):
     """The backend's own record shows the analysis task failed, and nothing of it is left to run."""
     from django.conf import settings
 
@@ -176,14 +183,14 @@ def assert_task_failed_for_good():
         from django_tasks_db.models import DBTaskResult
 
         statuses = list(DBTaskResult.objects.filter(task_path="chat.tasks.analyze_session").values_list("status", flat=True))
-        assert statuses.count("FAILED") >= 3
+        assert statuses.count("FAILED") >= 3 * analyses
         assert set(statuses) <= {"FAILED", "SUCCESSFUL"}  # a duplicate run (recovered work) skips
     else:
         import django_rq
         from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
         queue = django_rq.get_queue("default")
-        assert FailedJobRegistry(queue=queue).count >= 3
+        assert FailedJobRegistry(queue=queue).count >= 3 * analyses
         assert not [job for job in queue.get_jobs() if job.func_name == "chat.tasks.analyze_session"]
         assert ScheduledJobRegistry(queue=queue).count == 0
 
