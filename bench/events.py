@@ -268,24 +268,21 @@ FAMILIES = {
 }
 
 EXPLAIN = """
-import json, sys
+import json
 from django.db import connection
 from chat import selectors
-families = json.loads({families!r})
-for name, filters in families.items():
-    search = selectors.SessionSearch.from_request({{k: v for k, v in filters.items()}})
-    sessions = selectors._filtered(search)
-    keys = selectors._sort_keys(search)
-    if any(path.startswith("insight__") for path, _ in keys):
-        from django.db.models import F
-        sessions = sessions.annotate(sort_insight_score=F("insight__goal_achievement"))
-    page = sessions.order_by(*(selectors._order(p, d, search) for p, d in keys))[:21]
+from chat.serializers import SessionSearchFiltersSerializer
+for name, filters in json.loads({families!r}).items():
+    request = SessionSearchFiltersSerializer(data=filters)
+    request.is_valid(raise_exception=True)
+    search = selectors.SessionSearch.from_request(dict(request.validated_data))
+    counted = selectors.search_count_query(search)
     print("=== " + name)
-    print("--- page")
-    print(page.explain(analyze=True))
-    print("--- total")
+    print("--- the first page")
+    print(selectors.search_page_query(search, total=counted.count())[:21].explain(analyze=True))
+    print("--- the total")
+    sql, params = counted.query.sql_with_params()
     with connection.cursor() as cursor:
-        sql, params = sessions.values("pk").query.sql_with_params()
         cursor.execute("EXPLAIN ANALYZE SELECT count(*) FROM (" + sql + ") counted", params)
         print("\\n".join(row[0] for row in cursor.fetchall()))
 """

@@ -424,6 +424,26 @@ def _parse_sort_value(path: str, value: Any) -> Any:
     return value
 
 
+def search_count_query(search: SessionSearch) -> QuerySet[Any]:
+    """What the total counts: the session ids on the filtering side when one side filters alone."""
+    from_filter_side = _session_ids_from_filter_side(search)
+    return from_filter_side if from_filter_side is not None else _filtered(search)
+
+
+def search_page_query(search: SessionSearch, *, total: int) -> QuerySet[ChatSession]:
+    """The matching sessions in the search's order (page it with `_after` and a slice). A selective
+    filter (at most SELECTIVE matches) reads its few sessions by id from its side."""
+    from_filter_side = _session_ids_from_filter_side(search)
+    if from_filter_side is not None and total <= SELECTIVE:
+        sessions = ChatSession.objects.filter(pk__in=list(from_filter_side.values_list("session_id", flat=True)))
+    else:
+        sessions = _filtered(search)
+    keys = _sort_keys(search)
+    if any(path.startswith("insight__") for path, _ in keys):
+        sessions = sessions.annotate(sort_insight_score=F(SESSION_SORT_FIELDS["insightGoalAchievementScore"]))
+    return sessions.order_by(*(_order(path, descending, search) for path, descending in keys))
+
+
 def sessions_search(*, search: SessionSearch | None, size: int, scroll_id: Any) -> tuple[list[ChatSession], int, str | None, SessionSearch]:
     """A page of the admin session search, the total matching, the next page's scrollId, and the
     search it ran (the one the scrollId carries when the request sent none).
@@ -439,24 +459,17 @@ def sessions_search(*, search: SessionSearch | None, size: int, scroll_id: Any) 
             raise InvalidRequest("belongs to another search (its filters differ)", field="scrollId")
         search = carried
     search = search or SessionSearch()
-    sessions = _filtered(search)
-    from_filter_side = _session_ids_from_filter_side(search)
-    if position is not None and isinstance(position.get("total"), int):
-        total = position["total"]  # counted for the first page; the scrollId carries it
-    else:
-        total = from_filter_side.count() if from_filter_side is not None else sessions.count()
-    if from_filter_side is not None and total <= SELECTIVE:
-        sessions = ChatSession.objects.filter(pk__in=list(from_filter_side.values_list("session_id", flat=True)))
+    carried = position.get("total") if position is not None else None  # counted for the first page
+    total = carried if isinstance(carried, int) else search_count_query(search).count()
     keys = _sort_keys(search)
-    if any(path.startswith("insight__") for path, _ in keys):
-        sessions = sessions.annotate(sort_insight_score=F(SESSION_SORT_FIELDS["insightGoalAchievementScore"]))
+    sessions = search_page_query(search, total=total)
     if position is not None:
         try:
             values = [_parse_sort_value(path, value) for (path, _), value in zip(keys, position["after"], strict=True)]
         except (KeyError, TypeError, ValueError):
             raise InvalidRequest("is not a valid token from a previous response", field="scrollId") from None
         sessions = sessions.filter(_after(keys, values))
-    page = list(sessions.order_by(*(_order(path, descending, search) for path, descending in keys))[: size + 1])
+    page = list(sessions[: size + 1])
     if len(page) <= size:
         return page, total, None, search
     page = page[:size]
