@@ -27,8 +27,12 @@ migrate: install
 demo: migrate
 	$(PY) manage.py seed_demo
 
+# The server and one background worker; Ctrl-C stops both (the worker finishes its current task).
+# The worker runs in a session of its own, so that it gets one SIGTERM from the trap, not the terminal's SIGINT too.
 run: demo
 	@printf '\nThe chat page: http://%s:%s/   demo login: demo / demo-chat   (Django admin: /admin/, admin / admin-demo)\n\n' $(HOST) $(PORT)
+	@setsid $(PY) manage.py run_worker & worker=$$!; \
+	trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
 	$(PY) -m chatplatform.server chatplatform.asgi:application --host $(HOST) --port $(PORT) --workers 1 --lifespan off --ws-per-message-deflate false
 
 test: install
@@ -48,6 +52,7 @@ bench: install
 	$(PY) bench/api_overhead.py
 	$(PY) bench/admin_resources.py
 	$(PY) bench/converse.py
+	$(PY) bench/events.py
 	$(PY) bench/page.py
 
 # Refresh the vendored browser libraries from the npm registry (needs npm; nothing else does).

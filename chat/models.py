@@ -267,6 +267,13 @@ class ChatSession(models.Model):
             models.Index(fields=["chat_app_id", "-create_date"], name="chatsession_app_created"),
             # session search without filters / by date only
             models.Index(fields=["-create_date"], name="chatsession_created"),
+            # the idle-session completion job: active sessions by last activity
+            models.Index(fields=["last_update"], condition=models.Q(status="active"), name="chatsession_active_idle"),
+            # session search: dateFilter `updated` and the sorts of its sortBy
+            models.Index(fields=["-last_update", "-session_id"], name="chatsession_updated"),
+            models.Index(fields=["-input_tokens", "-session_id"], name="chatsession_input_tokens"),
+            models.Index(fields=["-output_tokens", "-session_id"], name="chatsession_output_tokens"),
+            models.Index(fields=["-total_cost", "-session_id"], name="chatsession_total_cost"),
         ]
 
     def __str__(self) -> str:
@@ -328,14 +335,48 @@ class FeedbackSeverity(models.TextChoices):
 
 
 class FeedbackType(models.TextChoices):
-    THUMBS_UP = "thumbs_up", "Thumbs up"
-    THUMBS_DOWN = "thumbs_down", "Thumbs down"
-    INCORRECT_ANSWER = "incorrect_answer", "Incorrect answer"
-    INCOMPLETE_ANSWER = "incomplete_answer", "Incomplete answer"
+    """The reference system's 27 feedback types, exactly (CONTRACT §5)."""
+
+    USER_THUMBS_UP = "user_thumbs_up", "User thumbs up"
+    USER_THUMBS_DOWN = "user_thumbs_down", "User thumbs down"
+    INCORRECT_INFORMATION = "incorrect_information", "Incorrect information"
+    INCOMPLETE_INFORMATION = "incomplete_information", "Incomplete information"
+    OFF_TOPIC = "off_topic", "Off topic"
+    HALLUCINATION = "hallucination", "Hallucination"
+    CONFUSING_RESPONSE = "confusing_response", "Confusing response"
+    OUTDATED_INFORMATION = "outdated_information", "Outdated information"
+    INAPPROPRIATE_CONTENT = "inappropriate_content", "Inappropriate content"
+    PRIVACY_CONCERN = "privacy_concern", "Privacy concern"
     HARMFUL_CONTENT = "harmful_content", "Harmful content"
-    BUG = "bug", "Bug"
-    FEATURE_REQUEST = "feature_request", "Feature request"
+    SYSTEM_ERROR = "system_error", "System error"
+    TIMEOUT_OCCURRED = "timeout_occurred", "Timeout occurred"
+    TOOL_FAILURE = "tool_failure", "Tool failure"
+    POOR_PERFORMANCE = "poor_performance", "Poor performance"
+    TRAINING_EXAMPLE = "training_example", "Training example"
+    CONTEXT_AWARENESS_ISSUE = "context_awareness_issue", "Context awareness issue"
+    GOAL_MISALIGNMENT = "goal_misalignment", "Goal misalignment"
+    TOOL_CAPABILITY_GAP = "tool_capability_gap", "Tool capability gap"
+    TOOL_PERFORMANCE_ISSUE = "tool_performance_issue", "Tool performance issue"
+    COST_ISSUE = "cost_issue", "Cost issue"
+    HIGH_COMPLEXITY_SESSION = "high_complexity_session", "High complexity session"
+    LOW_AI_CONFIDENCE_LEVEL = "low_ai_confidence_level", "Low AI confidence level"
+    CRITICAL_ISSUES_PRESENT = "critical_issues_present", "Critical issues present"
+    USER_DISSATISFIED = "user_dissatisfied", "User dissatisfied"
+    USER_QUESTION_TO_CHAT_AUTHOR = "user_question_to_chat_author", "User question to chat author"
     OTHER = "other", "Other"
+
+
+class CommentType(models.TextChoices):
+    COMMENT = "comment", "Comment"
+    CUSTOMER_OUTREACH_RECOMMENDED = "customer_outreach_recommended", "Customer outreach recommended"
+    CUSTOMER_OUTREACH_MADE = "customer_outreach_made", "Customer outreach made"
+    TECHNICAL_ACTION_REQUIRED = "technical_action_required", "Technical action required"
+    TECHNICAL_ACTION_COMPLETED = "technical_action_completed", "Technical action completed"
+
+
+class CommentStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    CLOSED = "closed", "Closed"
 
 
 def _feedback_id() -> str:
@@ -353,9 +394,8 @@ class ChatSessionFeedback(models.Model):
     created_by_customer = models.BooleanField(default=True)
     status = models.CharField(max_length=10, choices=FeedbackStatus.choices, default=FeedbackStatus.OPEN)
     severity = models.CharField(max_length=10, choices=FeedbackSeverity.choices, null=True, blank=True)
-    type = models.CharField(max_length=20, choices=FeedbackType.choices)
+    type = models.CharField(max_length=40, choices=FeedbackType.choices)
     user_comment = models.CharField(max_length=1000, blank=True, default="")
-    internal_comments = models.TextField(blank=True, default="")
     created_on = models.DateTimeField(default=timezone.now, editable=False)
     updated_on = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -363,8 +403,16 @@ class ChatSessionFeedback(models.Model):
         verbose_name = "session feedback"
         verbose_name_plural = "session feedback"
         ordering = ["-created_on"]
-        # GET /api/chat/sessions/{sessionId}/feedback (newest first)
-        indexes = [models.Index(fields=["session", "-created_on"], name="feedback_session_created")]
+        indexes = [
+            # GET /api/chat/sessions/{sessionId}/feedback (newest first)
+            models.Index(fields=["session", "-created_on"], name="feedback_session_created"),
+            # Session search's feedback facets (and `flagged`): the sessions with such feedback.
+            models.Index(fields=["status", "session"], name="feedback_status_session"),
+            models.Index(fields=["type", "session"], name="feedback_type_session"),
+            models.Index(fields=["severity", "session"], name="feedback_severity_session"),
+            models.Index(fields=["user_id", "session"], name="feedback_user_session"),
+            models.Index(fields=["created_on", "session"], name="feedback_created_session"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.type} on {self.session_id}"
@@ -411,3 +459,187 @@ class ChatFile(models.Model):
 @receiver(post_delete, sender=ChatFile)
 def _delete_stored_bytes(sender: type[ChatFile], instance: ChatFile, **kwargs: Any) -> None:
     storages["chat_files"].delete(instance.storage_name)
+
+
+class FeedbackComment(models.Model):
+    """An internal comment of the team on a feedback record (CONTRACT §5: `internalComments`).
+    Rows of their own, not JSON, so session search filters on their type, status and author by index."""
+
+    comment_id = models.CharField("commentId", max_length=128, primary_key=True, default=_feedback_id)
+    # No index of its own: comment_feedback_position starts with it.
+    feedback = models.ForeignKey(ChatSessionFeedback, on_delete=models.CASCADE, related_name="internal_comments", db_index=False)
+    position = models.PositiveIntegerField(default=0, help_text="order within the feedback's list")
+    user_id = models.CharField("userId", max_length=255)
+    comment = models.TextField()
+    created_on = models.DateTimeField(default=timezone.now)
+    type = models.CharField(max_length=40, choices=CommentType.choices, default=CommentType.COMMENT)
+    status = models.CharField(max_length=10, choices=CommentStatus.choices, default=CommentStatus.OPEN)
+
+    class Meta:
+        verbose_name = "internal comment"
+        ordering = ["feedback", "position"]
+        indexes = [
+            models.Index(fields=["feedback", "position"], name="comment_feedback_position"),
+            # Session search: feedbackInternalCommentType / Status / UserId.
+            models.Index(fields=["type", "feedback"], name="comment_type_feedback"),
+            models.Index(fields=["status", "feedback"], name="comment_status_feedback"),
+            models.Index(fields=["user_id", "feedback"], name="comment_user_feedback"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} by {self.user_id}"
+
+
+# --- Session insights (CONTRACT §5) ---------------------------------------------------------------
+
+
+class AnalysisStatus(models.TextChoices):
+    DUE = "due", "Due"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class SessionInsight(models.Model):
+    """The AI analysis of a session: the last valid record (`generated_at` set) and the state of the
+    analysis under way. A failed analysis leaves the record as it was (never half-filled).
+
+    The record is stored as CONTRACT §5's shape in `scoring`; its facets are copied into columns,
+    each indexed for the session search's insight filters."""
+
+    session = models.OneToOneField(ChatSession, on_delete=models.CASCADE, primary_key=True, related_name="insight")
+    # The record
+    model = models.CharField(max_length=200, blank=True, default="")
+    version = models.CharField(max_length=20, blank=True, default="")
+    usage = models.JSONField(null=True, blank=True)
+    generated_at = models.DateTimeField(null=True, blank=True)
+    last_analyzed_message_id = models.UUIDField(null=True, blank=True)
+    scoring = models.JSONField(null=True, blank=True)
+    detail_markdown = models.TextField(blank=True, default="")
+    # Facets of `scoring`, for search
+    goal_achievement = models.FloatField(null=True, blank=True)
+    user_satisfaction = models.FloatField(null=True, blank=True)
+    interaction_quality = models.FloatField(null=True, blank=True)
+    ai_accuracy = models.FloatField(null=True, blank=True)
+    ai_helpfulness = models.FloatField(null=True, blank=True)
+    ai_communication = models.FloatField(null=True, blank=True)
+    ai_efficiency = models.FloatField(null=True, blank=True)
+    ai_overall = models.FloatField(null=True, blank=True)
+    user_sentiment = models.CharField(max_length=20, blank=True, default="")
+    goal_completion_status = models.CharField(max_length=20, blank=True, default="")
+    satisfaction_level = models.CharField(max_length=20, blank=True, default="")
+    requires_followup = models.BooleanField(null=True, blank=True)
+    critical_issues_present = models.BooleanField(null=True, blank=True)
+    escalation_needed = models.BooleanField(null=True, blank=True)
+    session_duration_estimate = models.CharField(max_length=10, blank=True, default="")
+    complexity_level = models.CharField(max_length=10, blank=True, default="")
+    user_effort_required = models.CharField(max_length=10, blank=True, default="")
+    ai_confidence_level = models.CharField(max_length=10, blank=True, default="")
+    # The analysis
+    analysis_status = models.CharField(max_length=10, choices=AnalysisStatus.choices, default=AnalysisStatus.DUE)
+    attempts = models.PositiveIntegerField(default=0, help_text="attempts of the current (or last) analysis")
+    error = models.TextField(blank=True, default="", help_text="why the last attempt failed")
+    requested_at = models.DateTimeField(default=timezone.now)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "session insight"
+        indexes = [
+            # Stalled analyses (recover_stalled_work)
+            models.Index(fields=["analysis_status", "requested_at"], name="insight_analysis"),
+            # Session search: hasInsights, each score and facet, and the sort by goal achievement.
+            models.Index(fields=["generated_at"], name="insight_generated"),
+            models.Index(fields=["goal_achievement", "session"], name="insight_goal"),
+            models.Index(fields=["user_satisfaction", "session"], name="insight_satisfaction"),
+            models.Index(fields=["interaction_quality", "session"], name="insight_interaction"),
+            models.Index(fields=["ai_accuracy", "session"], name="insight_ai_accuracy"),
+            models.Index(fields=["ai_efficiency", "session"], name="insight_ai_efficiency"),
+            models.Index(fields=["ai_overall", "session"], name="insight_ai_overall"),
+            models.Index(fields=["user_sentiment", "session"], name="insight_sentiment"),
+            models.Index(fields=["goal_completion_status", "session"], name="insight_goal_status"),
+            models.Index(fields=["satisfaction_level", "session"], name="insight_satisfaction_level"),
+            models.Index(fields=["session_duration_estimate", "session"], name="insight_duration"),
+            models.Index(fields=["complexity_level", "session"], name="insight_complexity"),
+            models.Index(fields=["user_effort_required", "session"], name="insight_effort"),
+            models.Index(fields=["ai_confidence_level", "session"], name="insight_confidence"),
+        ]
+
+    def __str__(self) -> str:
+        return f"insights of {self.session_id} ({self.analysis_status})"
+
+
+# --- Webhooks (SPEC.md "Webhooks", CONTRACT §9) ----------------------------------------------------
+
+
+class WebhookEvent(models.TextChoices):
+    SESSION_CREATED = "session.created", "session.created"
+    SESSION_COMPLETED = "session.completed", "session.completed"
+    FEEDBACK_CREATED = "feedback.created", "feedback.created"
+    INSIGHT_GENERATED = "insight.generated", "insight.generated"
+
+
+class DeliveryState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    DELIVERED = "delivered", "Delivered"
+    FAILED = "failed", "Failed"
+
+
+class WebhookDelivery(models.Model):
+    """One event for one configured endpoint: the outbox row, written in the transaction of the
+    event's cause, then delivered by the worker. Its id is the `X-Webhook-Id` of every attempt; the
+    body is frozen when the event happens. The endpoint's secret is never stored (CHAT_WEBHOOKS)."""
+
+    delivery_id = models.UUIDField("X-Webhook-Id", primary_key=True, default=uuid.uuid4, editable=False)
+    event = models.CharField(max_length=20, choices=WebhookEvent.choices)
+    endpoint = models.CharField(max_length=2000)
+    body = models.TextField(help_text="the JSON posted, exactly")
+    session_id = models.UUIDField("sessionId")
+    created_at = models.DateTimeField(default=timezone.now)
+    retry_from = models.DateTimeField(default=timezone.now, help_text="failed attempts are retried for CHAT_WEBHOOK_RETRY_HOURS from then")
+    state = models.CharField(max_length=10, choices=DeliveryState.choices, default=DeliveryState.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    lease_until = models.DateTimeField(null=True, blank=True, help_text="a worker is attempting it until then")
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    last_status = models.PositiveIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+
+    class Meta:
+        verbose_name = "webhook delivery"
+        verbose_name_plural = "webhook deliveries"
+        ordering = ["-created_at"]
+        indexes = [
+            # The worker's poll: pending deliveries due now.
+            models.Index(fields=["next_attempt_at"], condition=models.Q(state="pending"), name="delivery_due"),
+            # The admin's list (newest first) and its filters.
+            models.Index(fields=["-created_at"], name="delivery_created"),
+            models.Index(fields=["event", "-created_at"], name="delivery_event"),
+            models.Index(fields=["state", "-created_at"], name="delivery_state"),
+            models.Index(fields=["session_id"], name="delivery_session"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event} → {self.endpoint} ({self.state})"
+
+
+class WebhookAttempt(models.Model):
+    """One POST of a delivery: when, how long, what came back."""
+
+    # No index of its own: attempt_delivery_number starts with it.
+    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempt_log", db_index=False)
+    number = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    duration_ms = models.PositiveIntegerField()
+    status_code = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    response_excerpt = models.TextField(blank=True, default="")
+    worker = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        verbose_name = "webhook attempt"
+        ordering = ["delivery", "number"]
+        indexes = [models.Index(fields=["delivery", "number"], name="attempt_delivery_number")]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of {self.delivery_id}: {self.status_code or self.error[:40]}"

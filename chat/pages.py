@@ -156,7 +156,7 @@ def chat_page(request: HttpRequest, chat_app_id: str, session_id: str | None = N
         "sessionId": str(session.pk) if session else None,
         "csrfToken": get_token(request),
         "uploadMaxBytes": settings.CHAT_UPLOAD_MAX_BYTES,
-        "feedbackTypes": {"up": FeedbackType.THUMBS_UP.value, "down": FeedbackType.THUMBS_DOWN.value},
+        "feedbackTypes": {"up": FeedbackType.USER_THUMBS_UP.value, "down": FeedbackType.USER_THUMBS_DOWN.value},
     }
     context = {
         "app": app,

@@ -19,11 +19,15 @@ from chat.models import (
     ChatSession,
     ChatSessionFeedback,
     ChatUser,
+    CommentStatus,
+    CommentType,
+    FeedbackComment,
     FeedbackSeverity,
     FeedbackStatus,
     FeedbackType,
     InvocationMode,
     MessageSource,
+    SessionInsight,
     SessionStatus,
     TurnSource,
     UserType,
@@ -369,6 +373,8 @@ class FileUploadSerializer(serializers.Serializer):
 
 
 class SessionsQuerySerializer(serializers.Serializer):
+    """GET /api/chat/sessions's parameters, for the schema (the view parses them by hand, by the same rules)."""
+
     userId = serializers.CharField(required=False, allow_blank=True)
     chatAppId = serializers.CharField(required=False, allow_blank=True)
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
@@ -392,8 +398,37 @@ class TitleRequestSerializer(serializers.Serializer):
         return attrs
 
 
+class InternalCommentSerializer(serializers.Serializer):
+    """An internal comment (CONTRACT §5). On writes `userId` and `createdOn` are the service's
+    stamps (a comment naming an existing commentId keeps its own); `comment` is required."""
+
+    commentId = StrictCharField(required=False, max_length=128)
+    userId = serializers.CharField(required=False, allow_blank=True)
+    comment = StrictCharField(max_length=10_000, trim_whitespace=False, validators=[check_not_blank])
+    createdOn = serializers.CharField(required=False, allow_blank=True)
+    type = serializers.ChoiceField(choices=CommentType.values, required=False)
+    status = serializers.ChoiceField(choices=CommentStatus.values, required=False)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({unknown[0]: ["is not a field of an internal comment"]})
+        return super().to_internal_value(data)
+
+    def to_representation(self, comment: FeedbackComment) -> dict[str, Any]:
+        return {
+            "commentId": comment.comment_id,
+            "userId": comment.user_id,
+            "comment": comment.comment,
+            "createdOn": _iso(comment.created_on),
+            "type": comment.type,
+            "status": comment.status,
+        }
+
+
 class FeedbackSerializer(serializers.Serializer):
-    """ChatSessionFeedback (CONTRACT §5)."""
+    """ChatSessionFeedback (CONTRACT §5). Read it with `internal_comments` prefetched."""
 
     feedbackId = serializers.CharField()
     sessionId = serializers.UUIDField()
@@ -405,11 +440,12 @@ class FeedbackSerializer(serializers.Serializer):
     severity = serializers.ChoiceField(choices=FeedbackSeverity.values, allow_null=True)
     type = serializers.ChoiceField(choices=FeedbackType.values)
     userComment = serializers.CharField()
-    internalComments = serializers.CharField()
+    internalComments = InternalCommentSerializer(many=True)
     createdOn = serializers.DateTimeField()
     updatedOn = serializers.DateTimeField()
 
     def to_representation(self, feedback: ChatSessionFeedback) -> dict[str, Any]:
+        comment = InternalCommentSerializer()
         return {
             "feedbackId": feedback.feedback_id,
             "sessionId": str(feedback.session_id),
@@ -421,13 +457,14 @@ class FeedbackSerializer(serializers.Serializer):
             "severity": feedback.severity,
             "type": feedback.type,
             "userComment": feedback.user_comment,
-            "internalComments": feedback.internal_comments,
+            "internalComments": [comment.to_representation(item) for item in feedback.internal_comments.all()],
             "createdOn": _iso(feedback.created_on),
             "updatedOn": _iso(feedback.updated_on),
         }
 
 
 _FEEDBACK_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+_TYPE_RULE = {"invalid_choice": "must be one of the 27 feedback types: " + ", ".join(FeedbackType.values)}
 
 
 def _check_feedback_id(value: str) -> None:
@@ -441,23 +478,27 @@ class FeedbackCreateSerializer(serializers.Serializer):
     feedbackId = StrictCharField(required=False, validators=[_check_feedback_id])
     sessionId = serializers.UUIDField(error_messages={"invalid": "must be a session id (UUID)"})
     messageId = serializers.UUIDField(required=False, allow_null=True, error_messages={"invalid": "must be a message id (UUID)"})
-    type = serializers.ChoiceField(choices=FeedbackType.values)
+    type = serializers.ChoiceField(choices=FeedbackType.values, error_messages=_TYPE_RULE)
     userComment = StrictCharField(required=False, allow_blank=True, max_length=1000, trim_whitespace=False)
     severity = serializers.ChoiceField(choices=FeedbackSeverity.values, required=False, allow_null=True)
     status = serializers.ChoiceField(choices=FeedbackStatus.values, required=False)
-    internalComments = StrictCharField(required=False, allow_blank=True, max_length=10_000, trim_whitespace=False)
+    internalComments = InternalCommentSerializer(many=True, required=False)
     reportedByHuman = serializers.BooleanField(required=False)
+    createdByCustomer = serializers.BooleanField(required=False)
     userId = serializers.CharField(required=False, allow_blank=True, help_text="Ignored: feedback belongs to the session's user.")
 
 
 class FeedbackUpdateSerializer(serializers.Serializer):
-    """ChatSessionFeedbackForUpdate: the feedback's id and the fields an operator changes."""
+    """ChatSessionFeedbackForUpdate: the feedback's id and what an update may change (CONTRACT §5):
+    status, severity, type, userComment, internalComments (the whole list, in order). Other fields
+    of the record may be sent back as read; they are left as they are."""
 
     feedbackId = StrictCharField()
     status = serializers.ChoiceField(choices=FeedbackStatus.values, required=False)
     severity = serializers.ChoiceField(choices=FeedbackSeverity.values, required=False, allow_null=True)
-    type = serializers.ChoiceField(choices=FeedbackType.values, required=False)
-    internalComments = StrictCharField(required=False, allow_blank=True, max_length=10_000, trim_whitespace=False)
+    type = serializers.ChoiceField(choices=FeedbackType.values, required=False, error_messages=_TYPE_RULE)
+    userComment = StrictCharField(required=False, allow_blank=True, max_length=1000, trim_whitespace=False)
+    internalComments = InternalCommentSerializer(many=True, required=False)
 
 
 class FeedbackRequestSerializer(serializers.Serializer):
@@ -469,26 +510,196 @@ class AdminFeedbackRequestSerializer(serializers.Serializer):
     feedback = serializers.JSONField(validators=[check_object])
 
 
-class DateFilterSerializer(serializers.Serializer):
-    # `from` is a Python keyword: declared below through the fields map.
+# --- insights (CONTRACT §5) -----------------------------------------------------------------------
+
+
+class InsightsSerializer(serializers.Serializer):
+    """The session insights record (CONTRACT §5), or null while the session has none."""
+
+    model = serializers.CharField()
+    version = serializers.CharField()
+    usage = serializers.DictField()
+    generatedAt = serializers.DateTimeField()
+    lastAnalyzedMessageId = serializers.CharField(allow_null=True)
+    scoring = serializers.DictField()
+    detailMarkdown = serializers.CharField()
+
+    def to_representation(self, insight: SessionInsight) -> dict[str, Any]:
+        return {
+            "model": insight.model,
+            "version": insight.version,
+            "usage": insight.usage,
+            "generatedAt": _iso(insight.generated_at),
+            "lastAnalyzedMessageId": str(insight.last_analyzed_message_id) if insight.last_analyzed_message_id else None,
+            "scoring": insight.scoring,
+            "detailMarkdown": insight.detail_markdown,
+        }
+
+
+class AnalysisSerializer(serializers.Serializer):
+    """Where the session's analysis stands: `status` due|running|done|failed, with the last error."""
+
+    status = serializers.CharField()
+    attempts = serializers.IntegerField()
+    error = serializers.CharField(allow_null=True)
+    requestedAt = serializers.DateTimeField()
+    finishedAt = serializers.DateTimeField(allow_null=True)
+
+    def to_representation(self, insight: SessionInsight) -> dict[str, Any]:
+        return {
+            "status": insight.analysis_status,
+            "attempts": insight.attempts,
+            "error": insight.error or None,
+            "requestedAt": _iso(insight.requested_at),
+            "finishedAt": _iso(insight.finished_at),
+        }
+
+
+class _Strict(serializers.Serializer):
+    """A request object whose unknown keys are refused (a misspelt filter must not match everything)."""
+
+    unknown_rule = "is not a field here"
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({unknown[0]: [self.unknown_rule]})
+        return super().to_internal_value(data)
+
+
+class DateFilterSerializer(_Strict):
+    """The reference's `{dateType: created|updated|feedback, startDate, endDate?}`, or this service's
+    earlier `{from?, to?}` (creation dates); both become (dateType, start, end)."""
+
+    dateType = serializers.ChoiceField(choices=["created", "updated", "feedback"], required=False, default="created")
+    startDate = serializers.DateTimeField(required=False)
+    endDate = serializers.DateTimeField(required=False)
     to = serializers.DateTimeField(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = attrs.get("startDate", attrs.get("from")), attrs.get("endDate", attrs.get("to"))
+        if start is not None and end is not None and end < start:
+            raise serializers.ValidationError({"endDate": ["must not be before startDate"]})
+        # endDate includes its instant (the reference's); the earlier `to` did not.
+        return {"dateType": attrs["dateType"], "start": start, "end": end, "endInclusive": "to" not in attrs or "endDate" in attrs}
 
 
 DateFilterSerializer._declared_fields["from"] = serializers.DateTimeField(required=False)
 
 
-class SessionSearchFiltersSerializer(serializers.Serializer):
+class ScoreFilterSerializer(_Strict):
+    score = serializers.FloatField(min_value=0, max_value=10)
+    operator = serializers.ChoiceField(choices=["eq", "gte", "lte"])
+
+
+# Session search's insight filters (the reference's InsightsSearchParams): scores and facets.
+INSIGHT_SCORE_FILTERS = {
+    "goalAchievementScore": "goal_achievement",
+    "userSatisfactionScore": "user_satisfaction",
+    "aiPerformanceOverallScore": "ai_overall",
+    "aiPerformanceAccuracyScore": "ai_accuracy",
+    "aiPerformanceEfficiencyScore": "ai_efficiency",
+    "interactionQualityScore": "interaction_quality",
+}
+INSIGHT_FACET_FILTERS = {
+    "userSentiment": ("user_sentiment", ["positive", "neutral", "negative"]),
+    "goalCompletionStatus": ("goal_completion_status", ["completed", "partially_completed", "not_completed"]),
+    "satisfactionLevel": ("satisfaction_level", ["satisfied", "neutral", "dissatisfied"]),
+    "sessionDurationEstimate": ("session_duration_estimate", ["short", "medium", "long"]),
+    "complexityLevel": ("complexity_level", ["low", "medium", "high"]),
+    "userEffortRequired": ("user_effort_required", ["low", "medium", "high"]),
+    "aiConfidenceLevel": ("ai_confidence_level", ["low", "medium", "high"]),
+}
+
+
+def _choices(values: list[str]) -> serializers.ListField:
+    return serializers.ListField(child=serializers.ChoiceField(choices=values), required=False)
+
+
+class InsightsFilterSerializer(_Strict):
+    hasInsights = serializers.BooleanField(error_messages={"required": "is required when insights filters are given"})
+
+
+for _name in INSIGHT_SCORE_FILTERS:
+    InsightsFilterSerializer._declared_fields[_name] = ScoreFilterSerializer(required=False)
+for _name, (_column, _values) in INSIGHT_FACET_FILTERS.items():
+    InsightsFilterSerializer._declared_fields[_name] = _choices(_values)
+
+# sortBy fields → the session's sort key (the reference's SESSION_SEARCH_SORT_FIELDS).
+SESSION_SORT_FIELDS = {
+    "createDate": "create_date",
+    "lastUpdate": "last_update",
+    "sessionId": "session_id",
+    "inputTokens": "input_tokens",
+    "outputTokens": "output_tokens",
+    "totalCost": "total_cost",
+    "insightGoalAchievementScore": "insight__goal_achievement",
+}
+
+
+class SortFieldSerializer(_Strict):
+    field = serializers.ChoiceField(choices=list(SESSION_SORT_FIELDS))
+    order = serializers.ChoiceField(choices=["asc", "desc"], required=False, default="desc")
+
+
+def _check_sort_by(value: Any) -> list[dict[str, str]]:
+    if value in ("newest", "oldest"):  # this service's earlier form
+        return [{"field": "createDate", "order": "desc" if value == "newest" else "asc"}]
+    if not isinstance(value, list) or not value:
+        raise serializers.ValidationError("must be a non-empty list of {field, order}, or newest or oldest")
+    sort = SortFieldSerializer(data=value, many=True)
+    if not sort.is_valid():
+        raise serializers.ValidationError(sort.errors)
+    fields = [item["field"] for item in sort.validated_data]
+    if len(set(fields)) != len(fields):
+        raise serializers.ValidationError("names a field more than once")
+    return [dict(item) for item in sort.validated_data]
+
+
+class SortByField(serializers.JSONField):
+    def to_internal_value(self, data: Any) -> list[dict[str, str]]:
+        return _check_sort_by(data)
+
+
+class SessionSearchFiltersSerializer(_Strict):
+    """SessionSearchRequest (the reference's): every filter is ANDed; a list matches any of its
+    values; the feedback filters must hold for one same feedback record (and the internal comment
+    filters for one same comment of it)."""
+
+    unknown_rule = "is not a filter of the session search"
+
     userId = serializers.CharField(required=False, allow_blank=True)
     chatAppId = serializers.CharField(required=False, allow_blank=True)
+    sessionId = serializers.UUIDField(required=False, error_messages={"invalid": "must be a session id (UUID)"})
+    customUserData = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False)
     dateFilter = DateFilterSerializer(required=False)
-    sortBy = serializers.ChoiceField(choices=["newest", "oldest"], required=False, default="newest")
+    userType = _choices(UserType.values)
+    invocationMode = _choices(InvocationMode.values)
+    status = _choices(SessionStatus.values)
+    flagged = serializers.BooleanField(required=False, allow_null=True, default=None)
+    insights = InsightsFilterSerializer(required=False)
+    feedbackInStatus = _choices(FeedbackStatus.values)
+    feedbackReportedByHuman = serializers.BooleanField(required=False, allow_null=True, default=None)
+    feedbackCreatedByCustomer = serializers.BooleanField(required=False, allow_null=True, default=None)
+    feedbackSeverity = _choices(FeedbackSeverity.values)
+    feedbackType = serializers.ListField(
+        child=serializers.ChoiceField(choices=FeedbackType.values, error_messages=_TYPE_RULE), required=False
+    )
+    feedbackUserId = serializers.CharField(required=False, allow_blank=True)
+    feedbackInternalCommentType = _choices(CommentType.values)
+    feedbackInternalCommentStatus = _choices(CommentStatus.values)
+    feedbackInternalCommentUserId = serializers.CharField(required=False, allow_blank=True)
+    includeInsights = serializers.BooleanField(required=False, default=False)
+    includeFeedback = serializers.BooleanField(required=False, default=False)
+    sortBy = SortByField(required=False)
     size = serializers.JSONField(required=False)
     scrollId = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 
 
 class SessionSearchRequestSerializer(serializers.Serializer):
     command = serializers.ChoiceField(choices=["sessionSearch"])
-    search = SessionSearchFiltersSerializer(required=False, default=dict)
+    search = SessionSearchFiltersSerializer(required=False)
     size = serializers.JSONField(required=False, help_text="Page size, 1 to 100 (default 20).")
     scrollId = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 

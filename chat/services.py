@@ -19,9 +19,20 @@ from rest_framework import serializers
 
 from agents.models import AgentDefinition
 from chat import files as chat_files
-from chat import selectors
-from chat.events import emit_on_commit
-from chat.models import ChatApp, ChatFile, ChatMessage, ChatSession, ChatSessionFeedback, ChatUser, MessageSource, TestType
+from chat import selectors, webhooks
+from chat.models import (
+    ChatApp,
+    ChatFile,
+    ChatMessage,
+    ChatSession,
+    ChatSessionFeedback,
+    ChatUser,
+    FeedbackComment,
+    MessageSource,
+    SessionStatus,
+    TestType,
+    WebhookEvent,
+)
 from chat.serializers import validate_chat_app
 from chatplatform import db
 from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound
@@ -175,12 +186,15 @@ def _history_sql(vendor: str) -> str:
 def _take_ticket_sql(vendor: str) -> str:
     """The session's next ticket, under its row lock: (ticket, served at once, title), no row for a
     session that is unknown, another user's or another chat app's. Written out once, like
-    `_finish_session_sql`. RETURNING sees the row as updated; SET reads it as it was."""
+    `_finish_session_sql`. RETURNING sees the row as updated; SET reads it as it was.
+    A message arriving makes the session active again (a completed one reopens, CONTRACT §5) and
+    moves its lastUpdate, the clock of the idle-session completion."""
     table, column = db.sql_names(ChatSession)
     next_, serving, started = column("turn_next"), column("turn_serving"), column("turn_started")
     return (
         f"UPDATE {table} SET {next_} = {next_} + 1, "
-        f"{started} = CASE WHEN {next_} = {serving} THEN %s ELSE {started} END "
+        f"{started} = CASE WHEN {next_} = {serving} THEN %s ELSE {started} END, "
+        f"{column('status')} = '{SessionStatus.ACTIVE.value}', {column('last_update')} = %s "
         f"WHERE {column('session_id')} = %s AND {column('user')} = %s AND {column('chat_app_id')} = %s "
         f"RETURNING {next_} - 1 AS ticket, {next_} - 1 = {serving} AS served, {column('title')} AS title"
     )
@@ -192,8 +206,10 @@ def _take_ticket(session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_
     connection = connections["default"]
     field = ChatSession._meta.get_field
     claim_sql = _take_ticket_sql(connection.vendor)
+    moment = field("turn_started").get_db_prep_value(user_message.timestamp, connection)
     params = [
-        field("turn_started").get_db_prep_value(user_message.timestamp, connection),
+        moment,
+        moment,
         field("session_id").get_db_prep_value(session_id, connection),
         user_id,
         chat_app_id,
@@ -248,8 +264,9 @@ def turn_claim(
             last_update=now,
         )
         user_message = _user_message(session.pk, user_id=user.pk, message=message, files=files, now=now)
-        db.write(session, user_message)
-        emit_on_commit("session.created", session_id=str(session.pk), user_id=user.pk, chat_app_id=chat_app_id)
+        # The session.created outbox rows go in with the session, in the same statement (CONTRACT §9).
+        events = webhooks.outbox(WebhookEvent.SESSION_CREATED, session_id=session.pk, user_id=user.pk, chat_app_id=chat_app_id, at=now)
+        db.write(session, user_message, *events)
         return TurnClaim(session.pk, user.pk, "", 0, True, user_message)
     user_message = _user_message(session_id, user_id=user.pk, message=message, files=files, now=now)
     taken = _take_ticket(session_id, user_id=user.pk, chat_app_id=chat_app_id, user_message=user_message)
@@ -390,6 +407,34 @@ def session_set_title(*, session_id: uuid.UUID, title: str, only_if_untitled: bo
 
 # --- Feedback (CONTRACT §5) ---------------------------------------------------------------------
 
+# The author of the feedback the insights analysis creates (CONTRACT §5).
+AI_FEEDBACK_USER = "ai-feedback-user"
+
+
+def _write_comments(feedback: ChatSessionFeedback, comments: list[dict[str, Any]], *, acting_user_id: str) -> None:
+    """Make `comments` the feedback's internal comments, in order. A comment naming the commentId of
+    one it has keeps its id, author and date; any other is new, by `acting_user_id`, now (authors
+    and dates are the service's stamps, not the client's)."""
+    existing = {comment.comment_id: comment for comment in feedback.internal_comments.all()}
+    now = timezone.now()
+    rows = []
+    for position, item in enumerate(comments):
+        kept = existing.get(item.get("commentId") or "")
+        rows.append(
+            FeedbackComment(
+                comment_id=kept.comment_id if kept else str(uuid.uuid4()),
+                feedback=feedback,
+                position=position,
+                user_id=kept.user_id if kept else acting_user_id,
+                comment=item["comment"],
+                created_on=kept.created_on if kept else now,
+                type=item.get("type") or (kept.type if kept else "comment"),
+                status=item.get("status") or (kept.status if kept else "open"),
+            )
+        )
+    FeedbackComment.objects.filter(feedback=feedback).delete()
+    FeedbackComment.objects.bulk_create(rows)
+
 
 def feedback_create(
     *,
@@ -400,43 +445,59 @@ def feedback_create(
     user_comment: str,
     severity: str | None,
     status: str,
-    internal_comments: str,
+    internal_comments: list[dict[str, Any]],
     created_by_customer: bool,
     reported_by_human: bool = True,
+    user_id: str | None = None,
+    acting_user_id: str = "",
 ) -> ChatSessionFeedback:
-    """A new feedback record; a client-chosen `feedback_id` already taken is 400."""
+    """A new feedback record (by the session's user unless `user_id` says otherwise) and its
+    feedback.created event, in one transaction; a client-chosen `feedback_id` already taken is 400."""
     fields: dict[str, Any] = {
         "session": session,
-        "user_id": session.user_id,
+        "user_id": user_id or session.user_id,
         "message_id": message_id,
         "type": type,
         "user_comment": user_comment,
         "severity": severity,
         "status": status,
-        "internal_comments": internal_comments,
         "created_by_customer": created_by_customer,
         "reported_by_human": reported_by_human,
     }
     if feedback_id:
         fields["feedback_id"] = feedback_id
+    feedback = ChatSessionFeedback(**fields)
     try:
         with transaction.atomic():
-            feedback = ChatSessionFeedback(**fields)
             feedback.save(force_insert=True)
-            emit_on_commit("feedback.created", session_id=str(session.pk), user_id=session.user_id, chat_app_id=session.chat_app_id)
+            if internal_comments:
+                _write_comments(feedback, internal_comments, acting_user_id=acting_user_id)
+            webhooks.record(WebhookEvent.FEEDBACK_CREATED, session_id=session.pk, user_id=session.user_id, chat_app_id=session.chat_app_id)
     except IntegrityError:
         raise InvalidRequest(f"feedback {feedback_id} already exists; choose another id or leave it out", field="feedback.feedbackId")
     return feedback
 
 
-def feedback_update(*, feedback_id: str, changes: dict[str, Any]) -> ChatSessionFeedback:
-    """Change status, severity, type or internal comments of a feedback record; 404 NOT_FOUND when absent."""
+# CONTRACT §5: what an update may change.
+FEEDBACK_UPDATABLE = frozenset({"status", "severity", "type", "user_comment"})
+
+
+def feedback_update(
+    *, feedback_id: str, changes: dict[str, Any], internal_comments: list[dict[str, Any]] | None = None, acting_user_id: str = ""
+) -> ChatSessionFeedback:
+    """Change status, severity, type, user comment and (given) the internal comments of a feedback
+    record, nothing else (CONTRACT §5); 404 NOT_FOUND when absent."""
+    unknown = set(changes) - FEEDBACK_UPDATABLE
+    if unknown:
+        raise ValueError(f"not updatable: {sorted(unknown)}")
     with transaction.atomic():
         feedback = ChatSessionFeedback.objects.select_for_update().filter(pk=feedback_id).first()
         if feedback is None:
             raise NotFound(f"feedback {feedback_id} not found")
         for name, value in changes.items():
             setattr(feedback, name, value)
+        if internal_comments is not None:
+            _write_comments(feedback, internal_comments, acting_user_id=acting_user_id)
         feedback.updated_on = timezone.now()
         feedback.save()
     return feedback

@@ -1,13 +1,42 @@
-"""Background tasks (django-tasks). The embedded default runs them in-process when enqueued."""
+"""The chat app's background work (chatplatform.tasks): periodic jobs, the insights analysis and,
+by importing chat.webhooks, the webhook deliveries."""
 
 from __future__ import annotations
 
-from django_tasks import task
+import uuid
+from typing import Any
 
-from chat import services
+from django.utils import timezone
+
+from chat import completion, insights, services, webhooks  # noqa: F401  (webhooks registers its poller)
+from chatplatform.tasks import background, periodic
 
 
-@task()
+@background()
+def analyze_session(session_id: str) -> dict[str, Any]:
+    """Analyse a completed session (CONTRACT §5), retried on failure."""
+    return insights.analyze(session_id=uuid.UUID(session_id))
+
+
+@periodic("complete_idle_sessions")
+def complete_idle_sessions() -> dict[str, int]:
+    """Complete idle sessions (CONTRACT §5, §9) and start the analyses they make due."""
+    completed, due = completion.sessions_complete_idle()
+    for session_id in due:
+        analyze_session.enqueue(str(session_id))
+    return {"completed": completed, "analyses": len(due)}
+
+
+@periodic("recover_stalled_work")
+def recover_stalled_work() -> dict[str, int]:
+    """Analyses a dead worker or a lost task left behind, started again (at least once)."""
+    stalled = insights.stalled(now=timezone.now())
+    for session_id in stalled:
+        analyze_session.enqueue(str(session_id))
+    return {"analyses": len(stalled)}
+
+
+@periodic("cleanup_mock_records")
 def cleanup_mock_records() -> dict[str, list[str]]:
     """Delete `testType: mock` chat apps, agents and tools older than one day (CONTRACT §1)."""
     return services.mock_records_cleanup()

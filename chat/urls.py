@@ -45,6 +45,11 @@ admin_urlpatterns = [
     path("feedback", FeedbackAdminViewSet.as_view({"post": "command"}), name="admin-feedback"),
     path("sessions/<str:sessionId>/messages", SessionAdminViewSet.as_view({"get": "messages"}), name="admin-session-messages"),
     path("sessions/search", SessionAdminViewSet.as_view({"post": "search"}), name="admin-sessions-search"),
+    path(
+        "sessions/<str:sessionId>/insights",
+        SessionAdminViewSet.as_view({"get": "insights", "post": "regenerate_insights"}),
+        name="admin-session-insights",
+    ),
 ]
 
 # The browser's pages (issue 21, CONTRACT §13), served at the root of the site.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.contrib.auth import login, logout
@@ -16,13 +17,14 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat import selectors, services
+from chat import insights, selectors, services
 from chat.authentication import BearerJWTAuthentication
 from chat.features import is_enabled
 from chat.files import INLINE_MIME_TYPES
-from chat.models import ChatApp, ChatSession, ChatSessionFeedback, FeedbackStatus
+from chat.models import ChatApp, ChatSession, ChatSessionFeedback, FeedbackStatus, SessionInsight
 from chat.serializers import (
     AdminFeedbackRequestSerializer,
+    AnalysisSerializer,
     ChatAppSearchRequestSerializer,
     ChatAppSerializer,
     ChatAppsForUserQuerySerializer,
@@ -40,6 +42,7 @@ from chat.serializers import (
     FeedbackSerializer,
     FeedbackUpdateSerializer,
     FileUploadSerializer,
+    InsightsSerializer,
     MessagesQuerySerializer,
     PrefsUpdateSerializer,
     SessionSearchRequestSerializer,
@@ -51,9 +54,9 @@ from chat.serializers import (
 from chat.turn.titles import generate_title
 from chatplatform import llm
 from chatplatform.api.errors import ApiError, Code, InvalidRequest
-from chatplatform.api.pagination import page_size
+from chatplatform.api.pagination import MAX_PAGE_SIZE, page_size
 from chatplatform.api.permissions import acting_user_id
-from chatplatform.api.views import AdminApiViewSet, ApiView, ApiViewSet, ok
+from chatplatform.api.views import AdminApiViewSet, ApiView, ApiViewSet, ok, ok_encoded
 
 
 class UserViewSet(ApiViewSet):
@@ -183,18 +186,22 @@ def _own_session(request: Request, session_id: str, user_id: Any) -> ChatSession
     return selectors.session_get(session_id=session_id, user_id=acting_user_id(request, user_id))
 
 
+SESSIONS_PAGE = 20  # SPEC.md: `limit` defaults to 20
+
+
 class SessionViewSet(ApiViewSet):
     """`GET /api/chat/sessions`, `.../sessions/{sessionId}/messages`, `/title`, `/feedback`."""
 
     @extend_schema(operation_id="chat_sessions_list", parameters=[SessionsQuerySerializer], responses=_SessionsResponse)
     def list(self, request: Request) -> Response:
-        query = SessionsQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        user_id = acting_user_id(request, query.validated_data.get("userId"))
-        sessions = selectors.sessions_for_user(
-            user_id=user_id, chat_app_id=query.validated_data.get("chatAppId") or None, limit=query.validated_data["limit"]
-        )
-        return ok(sessions=ChatSessionSerializer(sessions, many=True).data)
+        # A frontend's most frequent read: three plain parameters parsed by hand (a DRF serializer
+        # costs more than the query here); SessionsQuerySerializer documents the same rules.
+        params = request.query_params
+        user_id = acting_user_id(request, params.get("userId"))
+        limit = page_size(params.get("limit"), field="limit", default=SESSIONS_PAGE, maximum=MAX_PAGE_SIZE)
+        sessions = selectors.sessions_for_user(user_id=user_id, chat_app_id=params.get("chatAppId") or None, limit=limit)
+        wire = ChatSessionSerializer()
+        return ok_encoded(orjson.dumps({"success": True, "sessions": [wire.to_representation(session) for session in sessions]}))
 
     @extend_schema(operation_id="chat_session_messages", parameters=[_SESSION_ID, MessagesQuerySerializer], responses=_MessagesResponse)
     def messages(self, request: Request, sessionId: str) -> Response:
@@ -253,7 +260,7 @@ def _checked(serializer_class: type[serializers.Serializer], data: Any) -> dict[
     return dict(serializer.validated_data)
 
 
-def _create_feedback(fields: dict[str, Any], session: ChatSession, *, by_operator: bool) -> ChatSessionFeedback:
+def _create_feedback(fields: dict[str, Any], session: ChatSession, *, by_operator: bool, acting_user_id: str) -> ChatSessionFeedback:
     return services.feedback_create(
         session=session,
         feedback_id=fields.get("feedbackId"),
@@ -263,9 +270,10 @@ def _create_feedback(fields: dict[str, Any], session: ChatSession, *, by_operato
         severity=fields.get("severity"),
         # What a customer may not set about their own report: its workflow status and internal notes.
         status=fields.get("status", FeedbackStatus.OPEN) if by_operator else FeedbackStatus.OPEN,
-        internal_comments=fields.get("internalComments", "") if by_operator else "",
-        created_by_customer=not by_operator,
+        internal_comments=fields.get("internalComments", []) if by_operator else [],
+        created_by_customer=fields.get("createdByCustomer", False) if by_operator else True,
         reported_by_human=fields.get("reportedByHuman", True) if by_operator else True,
+        acting_user_id=acting_user_id,
     )
 
 
@@ -277,11 +285,15 @@ class FeedbackViewSet(ApiViewSet):
         body = FeedbackRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         fields = _checked(FeedbackCreateSerializer, body.validated_data["feedback"])
-        for operator_field in ("status", "internalComments", "reportedByHuman"):
+        for operator_field in ("status", "internalComments", "reportedByHuman", "createdByCustomer"):
             if operator_field in fields:
                 raise InvalidRequest("is set by operators only", field=f"feedback.{operator_field}")
         session = _own_session(request, str(fields["sessionId"]), request.data.get("userId"))
-        return ok(feedback=FeedbackSerializer(_create_feedback(fields, session, by_operator=False)).data)
+        return ok(feedback=FeedbackSerializer(_create_feedback(fields, session, by_operator=False, acting_user_id=request.user.pk)).data)
+
+
+# ChatSessionFeedbackForUpdate's wire names → the fields an update may change (CONTRACT §5).
+_FEEDBACK_UPDATES = {"status": "status", "severity": "severity", "type": "type", "userComment": "user_comment"}
 
 
 class FeedbackAdminViewSet(AdminApiViewSet):
@@ -291,18 +303,42 @@ class FeedbackAdminViewSet(AdminApiViewSet):
     def command(self, request: Request) -> Response:
         body = AdminFeedbackRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        acting = acting_user_id(request, request.data.get("userId"))
         if body.validated_data["command"] == "addChatSessionFeedback":
             fields = _checked(FeedbackCreateSerializer, body.validated_data["feedback"])
             session = selectors.session_get(session_id=str(fields["sessionId"]))
-            return ok(feedback=FeedbackSerializer(_create_feedback(fields, session, by_operator=True)).data)
-        fields = _checked(FeedbackUpdateSerializer, body.validated_data["feedback"])
-        names = {"status": "status", "severity": "severity", "type": "type", "internalComments": "internal_comments"}
-        changes = {model: fields[wire] for wire, model in names.items() if wire in fields}
-        return ok(feedback=FeedbackSerializer(services.feedback_update(feedback_id=fields["feedbackId"], changes=changes)).data)
+            return ok(feedback=FeedbackSerializer(_create_feedback(fields, session, by_operator=True, acting_user_id=acting)).data)
+        # Fields of the record outside the update rule may come back as they were read: ignored.
+        update = {key: value for key, value in body.validated_data["feedback"].items() if key in FeedbackUpdateSerializer().fields}
+        fields = _checked(FeedbackUpdateSerializer, update)
+        changes = {model: fields[wire] for wire, model in _FEEDBACK_UPDATES.items() if wire in fields}
+        feedback = services.feedback_update(
+            feedback_id=fields["feedbackId"], changes=changes, internal_comments=fields.get("internalComments"), acting_user_id=acting
+        )
+        return ok(feedback=FeedbackSerializer(feedback).data)
+
+
+_InsightsResponse = inline_serializer(
+    "SessionInsightsResponse",
+    {
+        "success": serializers.BooleanField(),
+        "insights": InsightsSerializer(allow_null=True),
+        "analysis": AnalysisSerializer(allow_null=True, help_text="where the analysis stands; null when never requested"),
+    },
+)
+
+
+def _insights_answer(insight: SessionInsight | None) -> Response:
+    has_record = insight is not None and insight.generated_at is not None
+    return ok(
+        insights=InsightsSerializer(insight).data if has_record else None,
+        analysis=AnalysisSerializer(insight).data if insight is not None else None,
+    )
 
 
 class SessionAdminViewSet(AdminApiViewSet):
-    """`GET /api/chat-admin/sessions/{sessionId}/messages`, `POST /api/chat-admin/sessions/search`."""
+    """`GET /api/chat-admin/sessions/{sessionId}/messages`, `POST /api/chat-admin/sessions/search`,
+    `GET`/`POST /api/chat-admin/sessions/{sessionId}/insights`."""
 
     @extend_schema(operation_id="admin_session_messages", parameters=[_SESSION_ID, MessagesQuerySerializer], responses=_MessagesResponse)
     def messages(self, request: Request, sessionId: str) -> Response:
@@ -311,6 +347,20 @@ class SessionAdminViewSet(AdminApiViewSet):
         session = selectors.session_get(session_id=sessionId)
         messages = selectors.session_messages(session=session, limit=query.validated_data["limit"])
         return ok(messages=ChatMessageSerializer(messages, many=True, context={"include_traces": True}).data)
+
+    @extend_schema(operation_id="admin_session_insights", parameters=[_SESSION_ID], responses=_InsightsResponse)
+    def insights(self, request: Request, sessionId: str) -> Response:
+        session = selectors.session_get(session_id=sessionId)
+        return _insights_answer(selectors.session_insight(session=session))
+
+    @extend_schema(operation_id="admin_session_insights_regenerate", parameters=[_SESSION_ID], request=None, responses=_InsightsResponse)
+    def regenerate_insights(self, request: Request, sessionId: str) -> Response:
+        session = selectors.session_get(session_id=sessionId)
+        try:
+            insights.regenerate(session=session)
+        except (llm.ModelError, insights.UnusableAnswer) as exc:
+            raise ApiError(f"the insights model failed: {exc}", code=Code.INTERNAL_ERROR, status_code=502)
+        return _insights_answer(selectors.session_insight(session=session))
 
     @extend_schema(
         operation_id="admin_sessions_search",
@@ -329,20 +379,27 @@ class SessionAdminViewSet(AdminApiViewSet):
     def search(self, request: Request) -> Response:
         body = SessionSearchRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        filters = body.validated_data.get("search") or {}
+        filters = body.validated_data.get("search")
         # CONTRACT §5: size and scrollId are top-level, also accepted inside `search`.
-        size = page_size(body.validated_data.get("size", filters.get("size")))
-        scroll_id = body.validated_data.get("scrollId") or filters.get("scrollId")
-        dates = filters.get("dateFilter") or {}
-        search = selectors.SessionSearch(
-            user_id=filters.get("userId") or None,
-            chat_app_id=filters.get("chatAppId") or None,
-            date_from=dates.get("from"),
-            date_to=dates.get("to"),
-            newest_first=filters.get("sortBy", "newest") == "newest",
-        )
-        sessions, total, next_scroll = selectors.sessions_search(search=search, size=size, scroll_id=scroll_id)
-        fields: dict[str, Any] = {"sessions": ChatSessionSerializer(sessions, many=True).data, "total": total, "pageSize": size}
+        size = page_size(body.validated_data.get("size", (filters or {}).get("size")))
+        scroll_id = body.validated_data.get("scrollId") or (filters or {}).get("scrollId")
+        criteria = {
+            key: value for key, value in (filters or {}).items() if key not in ("size", "scrollId", "includeInsights", "includeFeedback")
+        }
+        # A continuation may send its scrollId alone; the token carries the search.
+        search = selectors.SessionSearch.from_request(criteria) if criteria or not scroll_id else None
+        sessions, total, next_scroll, _ = selectors.sessions_search(search=search, size=size, scroll_id=scroll_id)
+        include_insights, include_feedback = (filters or {}).get("includeInsights"), (filters or {}).get("includeFeedback")
+        rows = ChatSessionSerializer(sessions, many=True).data
+        if include_insights or include_feedback:
+            extras = selectors.sessions_extras(sessions, insights=bool(include_insights), feedback=bool(include_feedback))
+            for row, session in zip(rows, sessions, strict=True):
+                extra = extras[session.pk]
+                if include_insights:
+                    row["insights"] = InsightsSerializer(extra["insights"]).data if extra["insights"] else None
+                if include_feedback:
+                    row["feedback"] = FeedbackSerializer(extra["feedback"], many=True).data
+        fields: dict[str, Any] = {"sessions": rows, "total": total, "pageSize": size}
         if next_scroll:
             fields["scrollId"] = next_scroll
         return ok(**fields)

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-import select
+import select as io_select
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -77,7 +77,7 @@ def _closed_by_server(connection: BaseDatabaseWrapper) -> bool:
     if raw.closed or raw.broken:
         return True
     try:
-        readable, _, _ = select.select([raw.fileno()], [], [], 0)
+        readable, _, _ = io_select.select([raw.fileno()], [], [], 0)
     except (OSError, ValueError):
         return True
     return bool(readable)
@@ -89,6 +89,44 @@ def _drop(connection: BaseDatabaseWrapper) -> None:
         connection.connection.close()
     with contextlib.suppress(Exception):
         connection.close()
+
+
+def call_on_db_thread(function: Callable[..., Any], *args: Any) -> Any:
+    """Run sync `function` where its database connection is cheapest and wait for its result. Under
+    ASGI a request's thread is new each time, and so is its connection: opening one costs ~1 ms on
+    SQLite, so there it runs on the database threads, which keep theirs. On PostgreSQL, and inside
+    a transaction, it runs right here."""
+    if connections["default"].in_atomic_block or not _sqlite:  # PostgreSQL's pool lends a connection for less than a thread hop
+        return function(*args)
+    return _executor.submit(function, *args).result()
+
+
+@functools.cache
+def _converters(model: type[models.Model], names: tuple[str, ...], vendor: str) -> dict[int, tuple[list[Any], Any]]:
+    """The backend's converters of these columns of `model`, learnt once from a compiled query."""
+    compiler = model._default_manager.values_list(*names).query.get_compiler("default")
+    compiler.setup_query()
+    return compiler.get_converters([expression for expression, _, _ in compiler.select])
+
+
+def select(model: type[models.Model], names: tuple[str, ...], sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """Rows of `sql`, written out by hand to select the columns of `model`'s fields `names` (attribute
+    names, in order), each value converted as the ORM converts it (SQLite's text datetimes, UUIDs)."""
+    connection = connections["default"]
+    with cursor(connection) as bound:
+        bound.execute(sql, list(params))
+        rows = bound.fetchall()
+    converters = _converters(model, names, connection.vendor)
+    if not converters:
+        return rows
+    converted = []
+    for row in rows:
+        values = list(row)
+        for position, (functions, expression) in converters.items():
+            for convert in functions:
+                values[position] = convert(values[position], expression, connection)
+        converted.append(tuple(values))
+    return converted
 
 
 @functools.cache

@@ -74,8 +74,8 @@ def _float_env(name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise _malformed(name, "must be a number") from None
-    if value <= 0:
-        raise _malformed(name, "must be positive")
+    if not 0 < value < float("inf"):
+        raise _malformed(name, "must be a positive number")
     return value
 
 
@@ -87,6 +87,41 @@ def _url_env(name: str, schemes: set[str]) -> str | None:
     if parts.scheme not in schemes or (parts.scheme not in {"sqlite"} and not parts.hostname):
         raise _malformed(name, f"must be a URL with scheme {' or '.join(sorted(schemes))} and a host")
     return raw
+
+
+WEBHOOK_EVENTS = ("session.created", "session.completed", "feedback.created", "insight.generated")
+
+
+def _webhooks_env(name: str) -> list[dict[str, Any]]:
+    """CHAT_WEBHOOKS (CONTRACT §9): `[{url, secret, events}]`. A message names the entry and the
+    field, never a secret's value (start-up errors end up in logs)."""
+    entries = _json_env(name, [], list)
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        where = f"[{index}]"
+        if not isinstance(entry, dict):
+            raise _malformed(name, f"{where} must be an object {{url, secret, events}}")
+        unknown = sorted(set(entry) - {"url", "secret", "events"})
+        if unknown:
+            raise _malformed(name, f"{where}.{unknown[0]} is not a field of a webhook (url, secret, events)")
+        url = entry.get("url")
+        parts = urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise _malformed(name, f"{where}.url must be an http or https URL with a host")
+        if url in seen:
+            raise _malformed(name, f"{where}.url repeats the url of [{seen[url]}]; list its events once")
+        seen[url] = index
+        if not isinstance(entry.get("secret"), str) or not entry["secret"].strip():
+            raise _malformed(name, f"{where}.secret is required and must be a non-empty string")
+        events = entry.get("events")
+        if not isinstance(events, list) or not events:
+            raise _malformed(name, f"{where}.events must be a non-empty list of {', '.join(WEBHOOK_EVENTS)}")
+        for number, event in enumerate(events):
+            if event not in WEBHOOK_EVENTS:
+                raise _malformed(name, f"{where}.events[{number}] must be one of {', '.join(WEBHOOK_EVENTS)}")
+        if len(set(events)) != len(events):
+            raise _malformed(name, f"{where}.events lists an event more than once")
+    return entries
 
 
 # --- Django core -------------------------------------------------------------------------------
@@ -114,6 +149,8 @@ INSTALLED_APPS = [
     "django_json_widget",
     "channels",
     "django_tasks",
+    "django_tasks_db",
+    "django_rq",
     "chatplatform",
     "tools",
     "tags",
@@ -361,7 +398,7 @@ CHAT_SELECTION_MODEL = os.environ.get("CHAT_SELECTION_MODEL") or CHAT_DEFAULT_MO
 CHAT_TITLE_MODEL = os.environ.get("CHAT_TITLE_MODEL") or CHAT_DEFAULT_MODEL
 CHAT_INSIGHTS_MODEL = os.environ.get("CHAT_INSIGHTS_MODEL") or CHAT_DEFAULT_MODEL
 CHAT_SITE_FEATURES = _json_env("CHAT_SITE_FEATURES", {"promptInputFieldLabel": "Ask a question"}, dict)
-CHAT_WEBHOOKS = _json_env("CHAT_WEBHOOKS", [], list)
+CHAT_WEBHOOKS = _webhooks_env("CHAT_WEBHOOKS")
 CHAT_MODEL_PRICES = _json_env(
     "CHAT_MODEL_PRICES",
     {
@@ -374,7 +411,8 @@ CHAT_MODEL_PRICES = _json_env(
     },
     dict,
 )
-CHAT_SESSION_IDLE_MINUTES = _int_env("CHAT_SESSION_IDLE_MINUTES", 60, minimum=1)
+# Fractions are accepted (0.05 = 3 s), so that tests and demos need not wait a minute.
+CHAT_SESSION_IDLE_MINUTES = _float_env("CHAT_SESSION_IDLE_MINUTES", 60.0)
 CHAT_TAG_CACHE_SECONDS = _int_env("CHAT_TAG_CACHE_SECONDS", 300, minimum=0)
 CHAT_SELECTION_TIMEOUT_SECONDS = _float_env("CHAT_SELECTION_TIMEOUT_SECONDS", 5.0)
 # A model request fails when its first chunk takes longer than this, or a gap between chunks does
@@ -409,8 +447,49 @@ CHAT_KB_MAX_DOCUMENT_BYTES = _int_env("CHAT_KB_MAX_DOCUMENT_BYTES", 20 * 1024 * 
 CHAT_KB_INLINE_INDEX_BYTES = _int_env("CHAT_KB_INLINE_INDEX_BYTES", 1024 * 1024, minimum=0)
 CHAT_KB_RETRIEVE_TIMEOUT_SECONDS = _float_env("CHAT_KB_RETRIEVE_TIMEOUT_SECONDS", 10.0)
 
-# Background work (CONTRACT §1): run in-process by default.
-TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+
+# --- Background work (CONTRACT §1, issue 20): `manage.py run_worker` -------------------------------
+# The database backend by default (nothing else to install); RQ on Redis when REDIS_URL is set.
+# `immediate` runs a task inside the process that enqueues it (no worker; for experiments).
+_TASK_BACKENDS = {
+    "database": {"BACKEND": "django_tasks_db.DatabaseBackend"},
+    "rq": {"BACKEND": "django_tasks_rq.RQBackend"},
+    "immediate": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"},
+}
+CHAT_TASK_BACKEND = os.environ.get("CHAT_TASK_BACKEND") or ("rq" if REDIS_URL else "database")
+if CHAT_TASK_BACKEND not in _TASK_BACKENDS:
+    raise _malformed("CHAT_TASK_BACKEND", f"must be one of {', '.join(_TASK_BACKENDS)}")
+if CHAT_TASK_BACKEND == "rq" and not REDIS_URL:
+    raise _malformed("CHAT_TASK_BACKEND", "rq needs REDIS_URL")
+TASKS = {"default": _TASK_BACKENDS[CHAT_TASK_BACKEND]}
+# django-rq's queue (the RQ backend's broker); the worker runs jobs in its own process, no fork.
+RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 900}}
+# How often an idle worker looks for due tasks, webhook deliveries and periodic jobs.
+CHAT_WORKER_POLL_SECONDS = _float_env("CHAT_WORKER_POLL_SECONDS", 0.5)
+# How often a worker says it lives; one silent for 3 heartbeats is taken for dead (its tasks requeued).
+CHAT_WORKER_HEARTBEAT_SECONDS = _float_env("CHAT_WORKER_HEARTBEAT_SECONDS", 5.0)
+# Failing tasks: CHAT_TASK_MAX_ATTEMPTS attempts, the n-th retry after CHAT_TASK_BACKOFF_SECONDS × 2^(n-1), ±25 %.
+CHAT_TASK_MAX_ATTEMPTS = _int_env("CHAT_TASK_MAX_ATTEMPTS", 4, minimum=1)
+CHAT_TASK_BACKOFF_SECONDS = _float_env("CHAT_TASK_BACKOFF_SECONDS", 10.0)
+# Seconds between runs of each periodic job (a JSON object overrides some of them).
+CHAT_PERIODIC_JOBS = {
+    "complete_idle_sessions": 60.0,
+    "recover_stalled_work": 60.0,
+    "cleanup_mock_records": 86400.0,
+    "prune_task_records": 86400.0,
+}
+for _job, _seconds in _json_env("CHAT_PERIODIC_JOBS", {}, dict).items():
+    if _job not in CHAT_PERIODIC_JOBS or isinstance(_seconds, bool) or not isinstance(_seconds, int | float) or _seconds <= 0:
+        raise _malformed("CHAT_PERIODIC_JOBS", f"{_job!r} must be one of {sorted(CHAT_PERIODIC_JOBS)} with a positive number of seconds")
+    CHAT_PERIODIC_JOBS[_job] = float(_seconds)
+# Webhook deliveries (CONTRACT §9): the time limit of one attempt, the first retry's delay (doubled
+# each time, ±25 %, at most an hour), how long a delivery is retried, and attempts in flight per worker.
+CHAT_WEBHOOK_TIMEOUT_SECONDS = _float_env("CHAT_WEBHOOK_TIMEOUT_SECONDS", 10.0)
+CHAT_WEBHOOK_BACKOFF_SECONDS = _float_env("CHAT_WEBHOOK_BACKOFF_SECONDS", 10.0)
+CHAT_WEBHOOK_RETRY_HOURS = _float_env("CHAT_WEBHOOK_RETRY_HOURS", 24.0)
+CHAT_WEBHOOK_CONCURRENCY = _int_env("CHAT_WEBHOOK_CONCURRENCY", 16, minimum=1)
+# Session insights (CONTRACT §5): the time limit of one analysis by CHAT_INSIGHTS_MODEL.
+CHAT_INSIGHTS_TIMEOUT_SECONDS = _float_env("CHAT_INSIGHTS_TIMEOUT_SECONDS", 120.0)
 
 LOGGING = {
     "version": 1,

@@ -57,6 +57,17 @@ def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("migrated") / "template.sqlite3"
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """On SQLite the test database is a file, not shared memory, so that real worker and server
+    processes (tests/events) can share it, as they share PostgreSQL's. As fast here as memory."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"].endswith("sqlite3"):
+        database.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("db") / "test.sqlite3")
+
+
 @pytest.fixture(autouse=True)
 def _clean_cache() -> None:
     """Rate-limit counters and cached users and definitions must not leak between tests."""

@@ -26,10 +26,16 @@ def free_port() -> int:
 
 
 def database_url_of_test_db() -> str:
-    """The URL of the database this test run uses, for a child process to share it."""
+    """The URL of the database this test run uses, for a child process to share it (PostgreSQL, or
+    the SQLite file tests/conftest.py gives the test run)."""
     params = connection.settings_dict
+    if connection.vendor == "sqlite":
+        name = str(params["NAME"])
+        if name == ":memory:" or name.startswith("file:"):
+            raise RuntimeError("an in-memory SQLite test database cannot be shared with another process")
+        return f"sqlite:///{name}"
     if connection.vendor != "postgresql":
-        raise RuntimeError("only a PostgreSQL test database can be shared with another process")
+        raise RuntimeError("only a PostgreSQL or SQLite file test database can be shared with another process")
     user = params.get("USER") or ""
     password = f":{params['PASSWORD']}" if params.get("PASSWORD") else ""
     host = params.get("HOST") or "127.0.0.1"

@@ -33,6 +33,7 @@ class Transcript:
         self.emit = emit
         self.parts: list[str] = []
         self.citations = citations or knowledge.Citations()
+        self.stored = False  # the answer is stored: what fails after it (the title) fails nothing
 
     def delta(self, text: str) -> None:
         self.parts.append(text)

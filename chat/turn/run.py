@@ -135,6 +135,7 @@ async def _answer(context: TurnContext, claim: services.TurnClaim, transcript: T
     stored, titled = await _finish(
         claim, ledger, started, text=text, model=answer.model, verifications=verifications, title=title, citations=citations
     )
+    transcript.stored = True
     done = {"success": True, "response": text, "sessionId": str(session_id), "messageId": str(stored), "usage": ledger.usage()}
     if citations is not None:
         done["citations"] = citations
@@ -237,6 +238,9 @@ async def _fail(
     context: TurnContext, claim: services.TurnClaim, transcript: Transcript, ledger: Ledger, started: float, failed: _Failed
 ) -> None:
     """Tell the client, then store what was streamed as a failed answer (the session moves on with it)."""
+    if transcript.stored:  # the answer and its `done` went out; only the title step failed
+        logger.info("after the answer of session %s: %s", claim.session_id, failed.error["message"])
+        return
     transcript.emit(failed.event)
     if claim.user_message is None or not failed.store:
         return  # nothing of this turn was stored, or the database is gone: the lease runs out

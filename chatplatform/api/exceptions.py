@@ -35,7 +35,10 @@ def flatten_errors(detail: Any, prefix: str = "") -> list[str]:
     if isinstance(detail, dict):
         lines: list[str] = []
         for key, value in detail.items():
-            name = prefix if key == "non_field_errors" else (f"{prefix}.{key}" if prefix else str(key))
+            if isinstance(key, int):  # DRF keys errors of list items by their index
+                name = f"{prefix}[{key}]"
+            else:
+                name = prefix if key == "non_field_errors" else (f"{prefix}.{key}" if prefix else str(key))
             lines.extend(flatten_errors(value, name))
         return lines
     if isinstance(detail, list):

@@ -81,7 +81,10 @@ def test_dry_run_prints_what_it_would_delete_and_deletes_nothing(records):
     assert out.getvalue().strip().endswith("would delete 3 mock records")
 
 
-def test_cleanup_runs_as_a_background_task(records):
+@pytest.mark.django_db(transaction=True)  # RQ's worker manages its connections between jobs
+def test_cleanup_runs_as_a_background_task_on_the_worker(records):
     result = cleanup_mock_records.enqueue()
+    call_command("run_worker", "--burst", stdout=StringIO())
+    result.refresh()
     assert result.return_value == {"chatApps": ["old-mock"], "agents": ["old-mock"], "tools": ["old-mock@1"]}
     assert "old-mock" not in remaining()["agents"]

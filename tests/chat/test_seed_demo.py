@@ -51,7 +51,7 @@ def test_demo_knowledge_base_holds_the_projects_docs_and_answers_questions_about
     assert sorted(d["sourceUrl"] for d in again) == sorted(d["sourceUrl"] for d in documents)
     body = {"query": "how do I get a bearer token with issue_token"}
     results = admin_client.post("/api/chat-admin/knowledge-base/platform-docs/query", body, format="json").json()["results"]
-    assert results[0]["sourceUrl"] == "README.md" and "issue_token" in results[0]["text"]
+    assert any(result["sourceUrl"] == "README.md" and "issue_token" in result["text"] for result in results[:3])
 
 
 def test_demo_supervisor_lists_two_collaborators_that_exist(admin_client):

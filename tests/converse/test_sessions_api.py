@@ -59,7 +59,7 @@ def test_another_users_session_is_not_found_everywhere_in_the_chat_api(user_clie
         user_client.get(f"/api/chat/sessions/{bobs.pk}/messages"),
         user_client.post(f"/api/chat/sessions/{bobs.pk}/title", {"title": "Mine now"}, format="json"),
         user_client.get(f"/api/chat/sessions/{bobs.pk}/feedback"),
-        user_client.post("/api/chat/feedback", {"feedback": {"sessionId": str(bobs.pk), "type": "thumbs_up"}}, format="json"),
+        user_client.post("/api/chat/feedback", {"feedback": {"sessionId": str(bobs.pk), "type": "user_thumbs_up"}}, format="json"),
         user_client.get("/api/chat/sessions/not-a-uuid/messages"),
     ):
         assert_error(response, 404, "INVALID_SESSION_ID")
@@ -83,7 +83,7 @@ def test_the_title_is_set_explicitly_or_generated_from_the_first_exchange(user_c
 
 def test_feedback_is_added_by_the_sessions_user_and_listed_per_session(user_client, alice):
     session = _session()
-    feedback = {"sessionId": str(session.pk), "type": "thumbs_down", "userComment": "Wrong city.", "severity": "high"}
+    feedback = {"sessionId": str(session.pk), "type": "user_thumbs_down", "userComment": "Wrong city.", "severity": "high"}
 
     body = user_client.post("/api/chat/feedback", {"feedback": feedback}, format="json").json()
 
@@ -96,7 +96,7 @@ def test_feedback_is_added_by_the_sessions_user_and_listed_per_session(user_clie
 
 def test_a_client_chosen_feedback_id_must_be_unique(user_client, alice):
     session = _session()
-    feedback = {"feedbackId": "fb-1", "sessionId": str(session.pk), "type": "thumbs_up"}
+    feedback = {"feedbackId": "fb-1", "sessionId": str(session.pk), "type": "user_thumbs_up"}
     assert user_client.post("/api/chat/feedback", {"feedback": feedback}, format="json").json()["feedback"]["feedbackId"] == "fb-1"
     assert_error(
         user_client.post("/api/chat/feedback", {"feedback": feedback}, format="json"), 400, "INVALID_REQUEST", mentions="feedbackId"
@@ -115,7 +115,7 @@ def test_a_client_chosen_feedback_id_must_be_unique(user_client, alice):
 )
 def test_invalid_feedback_is_a_400_naming_the_field(user_client, alice, feedback, mentions):
     session = _session()
-    payload = {"sessionId": str(session.pk), "type": "thumbs_up", **feedback}
+    payload = {"sessionId": str(session.pk), "type": "user_thumbs_up", **feedback}
     assert_error(user_client.post("/api/chat/feedback", {"feedback": payload}, format="json"), 400, mentions=mentions)
 
 
@@ -125,18 +125,22 @@ def test_operators_add_and_update_feedback_through_the_command_endpoint(admin_cl
         "/api/chat-admin/feedback",
         {
             "command": "addChatSessionFeedback",
-            "feedback": {"sessionId": str(session.pk), "type": "bug", "internalComments": "Seen in logs."},
+            "feedback": {"sessionId": str(session.pk), "type": "system_error", "internalComments": [{"comment": "Seen in logs."}]},
         },
         format="json",
     ).json()["feedback"]
-    assert added["createdByCustomer"] is False and added["userId"] == "alice" and added["internalComments"] == "Seen in logs."
+    assert added["createdByCustomer"] is False and added["userId"] == "alice"
+    (comment,) = added["internalComments"]
+    assert comment["comment"] == "Seen in logs." and comment["userId"] == "root-admin"
+    assert (comment["type"], comment["status"]) == ("comment", "open") and comment["commentId"] and comment["createdOn"]
 
     updated = admin_client.post(
         "/api/chat-admin/feedback",
         {"command": "updateChatSessionFeedback", "feedback": {"feedbackId": added["feedbackId"], "status": "resolved", "severity": "low"}},
         format="json",
     ).json()["feedback"]
-    assert (updated["status"], updated["severity"], updated["type"]) == ("resolved", "low", "bug")
+    assert (updated["status"], updated["severity"], updated["type"]) == ("resolved", "low", "system_error")
+    assert updated["internalComments"] == added["internalComments"]
 
     missing = {"command": "updateChatSessionFeedback", "feedback": {"feedbackId": "nope", "status": "closed"}}
     assert_error(admin_client.post("/api/chat-admin/feedback", missing, format="json"), 404, "NOT_FOUND")

@@ -4,8 +4,10 @@ the size limit, failures that never half-index, re-upload, delete, and the backg
 from __future__ import annotations
 
 import itertools
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from knowledge.models import Chunk, Document
 from tests.conftest import assert_error
@@ -191,32 +193,33 @@ def test_long_sections_are_cut_with_overlap_and_every_chunk_is_a_span_of_the_tex
     assert chunks[-1].heading == "Other" and chunks[-1].text == "# Other\n\nShort."
 
 
-def test_large_documents_are_indexed_by_the_background_task(admin_client, base, settings, django_capture_on_commit_callbacks):
+@pytest.mark.django_db(transaction=True)  # a worker commits as it goes
+def test_large_documents_are_indexed_by_the_background_task(admin_client, base, settings):
     settings.CHAT_KB_INLINE_INDEX_BYTES = 10
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        pending = add_text(admin_client, "handbook", "Big", "The aardvark chapter, long enough.").json()["document"]
+    pending = add_text(admin_client, "handbook", "Big", "The aardvark chapter, long enough.").json()["document"]
     assert pending["status"] == "pending" and pending["chunkCount"] == 0
     assert query(admin_client, "handbook", "aardvark") == []
-    assert len(callbacks) == 1
-    callbacks[0]()  # the enqueue after commit; the embedded backend runs the task there and then
+
+    call_command("run_worker", "--burst", stdout=StringIO())  # a worker takes the task enqueued on commit
+
     assert documents(admin_client, "handbook")[0]["status"] == "indexed"
     assert query(admin_client, "handbook", "aardvark")[0]["title"] == "Big"
     assert Document.objects.get().content is None  # the upload is not kept once indexed
 
 
-def test_the_task_is_idempotent_and_skips_deleted_documents(admin_client, base, settings, django_capture_on_commit_callbacks):
+@pytest.mark.django_db(transaction=True)
+def test_the_task_is_idempotent_and_skips_deleted_documents(admin_client, base, settings):
     from knowledge.services import index_document
 
     settings.CHAT_KB_INLINE_INDEX_BYTES = 10
-    with django_capture_on_commit_callbacks(execute=True):
-        add_text(admin_client, "handbook", "Big", "The aardvark chapter, long enough.")
+    add_text(admin_client, "handbook", "Big", "The aardvark chapter, long enough.")
+    call_command("run_worker", "--burst", stdout=StringIO())
     document = Document.objects.get()
-    assert index_document.enqueue(document.pk).return_value == "indexed"
+    assert index_document.call(document.pk) == "indexed", "a second run of the task changes nothing"
     assert Chunk.objects.count() == 1
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        pending = add_text(admin_client, "handbook", "Second", "Bongo text that is long.").json()["document"]
+    pending = add_text(admin_client, "handbook", "Second", "Bongo text that is long.").json()["document"]
     admin_client.delete(f"/api/chat-admin/knowledge-base/handbook/documents/{pending['documentId']}")
-    callbacks[0]()
+    call_command("run_worker", "--burst", stdout=StringIO())
     assert [d["title"] for d in documents(admin_client, "handbook")] == ["Big"]
     assert query(admin_client, "handbook", "bongo") == []
 

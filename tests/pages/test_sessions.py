@@ -75,7 +75,7 @@ def test_feedback_is_stored_and_shown_again(site: Site, person: Person):
     session_id = page.url.rsplit("/", 1)[1]
     stored = person.api("GET", f"/api/chat/sessions/{session_id}/feedback").json()["feedback"]
     assert [(item["messageId"], item["type"], item["userComment"]) for item in stored] == [
-        (message_id, "thumbs_down", "It missed the point.")
+        (message_id, "user_thumbs_down", "It missed the point.")
     ]
 
     page.reload()

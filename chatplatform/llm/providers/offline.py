@@ -11,6 +11,9 @@ does with nothing installed. Its skills, tried in order on each request:
   text parameters filled with the text after the message's first colon (or the whole message),
   a timezone parameter with the zone of a city the message names;
 - "…a table…": a Markdown table;
+- asked to review a conversation for session insights (CONTRACT §5: JSON inside `<json>`, then a
+  Markdown report): a review from what the transcript shows (how many exchanges, failed answers,
+  thanks or complaints);
 - otherwise: an echo of the user's message ("You said: …").
 
 Its text streams CHAT_OFFLINE_TOKEN_DELAY_MS apart, so a demo reads like a model's answer.
@@ -184,7 +187,72 @@ def _echo(request: ModelRequest) -> Answer:
     return Answer(f"You said: {text}" if text else "You said nothing.")
 
 
-SKILLS: list[Skill] = [_report_tool_results, _call_a_named_tool, _table]
+_MESSAGE = re.compile(r'<message role="(user|assistant)">\n(.*?)\n</message>', re.DOTALL)
+_PLEASED = re.compile(r"\b(thanks?|thank you|great|perfect|helpful)\b", re.IGNORECASE)
+_DISPLEASED = re.compile(r"\b(wrong|useless|bad|angry|not what|doesn't work|does not work)\b", re.IGNORECASE)
+
+
+def _review_session(request: ModelRequest) -> Answer | None:
+    """A session review (the insights step), judged from the transcript alone."""
+    if "<json>" not in request.system_prompt or "goalAchievement" not in request.system_prompt:
+        return None
+    messages = _MESSAGE.findall(_last_user_text_raw(request))
+    asked = [text for role, text in messages if role == "user"]
+    answered = [text for role, text in messages if role == "assistant" and text.strip() and not text.startswith("(no answer")]
+    said = " ".join(asked)
+    sentiment = "negative" if _DISPLEASED.search(said) else "positive" if _PLEASED.search(said) else "neutral"
+    done = len(answered) >= len(asked) > 0
+    goal = 8 if done else 4 if answered else 1
+    satisfaction = {"positive": 9, "neutral": 6, "negative": 2}[sentiment]
+
+    def score(value: int, description: str) -> dict[str, object]:
+        return {"score": value, "description": description}
+
+    exchanges = f"{len(asked)} question(s), {len(answered)} answer(s)"
+    review = {
+        "scores": {
+            "goalAchievement": score(goal, f"{exchanges}."),
+            "userSatisfaction": score(satisfaction, f"The user's words read as {sentiment}."),
+            "aiPerformance": {
+                "accuracy": score(goal, "Judged offline from the transcript, not from facts."),
+                "helpfulness": score(goal, "Every question got an answer." if done else "Some questions got no answer."),
+                "communication": score(7, "Short, direct answers."),
+                "efficiency": score(8 if len(asked) <= 3 else 6, exchanges),
+                "overall": score((goal + satisfaction) // 2, "Offline review."),
+            },
+            "interactionQuality": score((goal + satisfaction) // 2, exchanges),
+        },
+        "assessments": {
+            "userSentiment": sentiment,
+            "goalCompletionStatus": "completed" if done else "partially_completed" if answered else "not_completed",
+            "satisfactionLevel": {"positive": "satisfied", "neutral": "neutral", "negative": "dissatisfied"}[sentiment],
+            "requiresFollowup": not done,
+            "criticalIssuesPresent": not answered,
+            "escalationNeeded": sentiment == "negative" and not done,
+        },
+        "metrics": {
+            "sessionDurationEstimate": "short" if len(asked) <= 3 else "medium" if len(asked) <= 10 else "long",
+            "complexityLevel": "low" if len(asked) <= 3 else "medium",
+            "userEffortRequired": "low" if done else "medium",
+            "aiConfidenceLevel": "low",
+        },
+    }
+    report = (
+        f"## Offline review\n\n- {exchanges}; the user's tone reads as {sentiment}.\n"
+        f"- {'Every question was answered.' if done else 'Not every question was answered.'}\n"
+        "- The offline model judged the transcript's shape only: set CHAT_INSIGHTS_MODEL for a real review."
+    )
+    return Answer(f"<json>{json.dumps(review)}</json>\n\n{report}")
+
+
+def _last_user_text_raw(request: ModelRequest) -> str:
+    for message in reversed(request.messages):
+        if isinstance(message, HistoryMessage) and message.role == "user":
+            return message.text
+    return ""
+
+
+SKILLS: list[Skill] = [_review_session, _report_tool_results, _call_a_named_tool, _table]
 
 
 def answer(request: ModelRequest) -> Answer:

@@ -1,0 +1,51 @@
+"""Bookkeeping of the background worker (chatplatform.tasks): periodic runs and live workers."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class PeriodicRun(models.Model):
+    """One period of one periodic job. The row is the claim: whichever worker inserts it first
+    enqueues the job, so several workers run each job once per period (unique job + period)."""
+
+    job = models.CharField(max_length=64)
+    period = models.BigIntegerField(help_text="the period's number: its start in Unix seconds divided by the job's period")
+    period_start = models.DateTimeField()
+    claimed_by = models.CharField(max_length=64)
+    claimed_at = models.DateTimeField()
+    runs = models.PositiveIntegerField(default=0, help_text="times the job ran for this period (1 unless a worker died mid-run)")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    ran_on = models.CharField(max_length=64, blank=True, default="")
+    outcome = models.CharField(max_length=10, blank=True, default="", help_text="succeeded or failed")
+    result = models.TextField(blank=True, default="")
+
+    class Meta:
+        verbose_name = "periodic job run"
+        ordering = ["-period_start", "job"]
+        constraints = [models.UniqueConstraint(fields=["job", "period"], name="periodicrun_once_per_period")]
+        # The admin's list, newest first; pruning by age.
+        indexes = [models.Index(fields=["-period_start"], name="periodicrun_start")]
+
+    def __str__(self) -> str:
+        return f"{self.job} @ {self.period_start:%Y-%m-%d %H:%M:%S}"
+
+
+class WorkerProcess(models.Model):
+    """A running `manage.py run_worker`; `last_seen` moves every few seconds while it lives. Tasks
+    a worker left running when it was killed are handed back to the queue once its row goes stale."""
+
+    worker_id = models.CharField(max_length=64, primary_key=True)
+    hostname = models.CharField(max_length=255)
+    pid = models.PositiveIntegerField()
+    backend = models.CharField(max_length=20)
+    started_at = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "worker process"
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.worker_id} ({self.hostname}:{self.pid})"
