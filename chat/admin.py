@@ -162,7 +162,19 @@ class ChatMessageInline(admin.TabularInline):
     extra = 0
     can_delete = False
     ordering = ("timestamp",)
-    fields = ("timestamp", "source", "message", "model", "tokens", "cost", "execution_duration", "verifications", "traces")
+    fields = (
+        "timestamp",
+        "source",
+        "message",
+        "failure",
+        "model",
+        "tokens",
+        "cost",
+        "execution_duration",
+        "verifications",
+        "citations",
+        "traces",
+    )
     readonly_fields = fields
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -170,6 +182,11 @@ class ChatMessageInline(admin.TabularInline):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description="failed")
+    def failure(self, message: ChatMessage) -> str:
+        """An answer that failed midway: why (its text is what was streamed before; docs/faults.md)."""
+        return f"{message.error.get('code')}: {message.error.get('message')}" if message.error else "–"
 
     @admin.display(description="tokens (in / out)")
     def tokens(self, message: ChatMessage) -> str:

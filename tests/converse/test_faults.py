@@ -214,3 +214,22 @@ async def test_json_nested_beyond_reason_gets_an_error_and_the_socket_stays_usab
     assert refused["type"] == "error" and refused["code"] == "INVALID_REQUEST" and "body" in refused["error"]
     assert frames[-1]["type"] == "done" and frames[-1]["response"] == "Still here."
     await asyncio.sleep(0)
+
+
+def _admin_session_page(session_id: str) -> str:
+    from django.test import Client
+
+    from chat.models import ChatUser
+
+    browser = Client()
+    browser.force_login(ChatUser.objects.create_superuser("faults-admin"))
+    return browser.get(f"/admin/chat/chatsession/{session_id}/change/").content.decode()
+
+
+async def test_the_admin_shows_a_failed_answer_with_its_reason(app, async_client_for, openai_server):
+    openai_server.script([Reply(text="one two three", break_after=1)])
+    _, events = await converse_sse(async_client_for("alice"))
+
+    html = await sync_to_async(_admin_session_page)(events[0][1]["sessionId"])
+
+    assert "INTERNAL_ERROR: the model provider failed" in html

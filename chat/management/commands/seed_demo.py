@@ -134,6 +134,8 @@ CHAT_APP = {
             "maxToShow": 3,
         },
         "traces": {"enabled": True},
+        # A session idle for CHAT_SESSION_IDLE_MINUTES is reviewed by CHAT_INSIGHTS_MODEL (the offline one answers too).
+        "sessionInsights": {"enabled": True},
         "fileUpload": {"enabled": True, "mimeTypesAllowed": ["text/plain", "text/markdown", "text/csv", "image/png", "image/jpeg"]},
         "chatDisclaimerNotice": {"enabled": True, "notice": "The demo assistant runs offline and only echoes: no answer is advice."},
     },
