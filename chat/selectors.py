@@ -155,7 +155,7 @@ SessionRecord = namedtuple("SessionRecord", _LISTED)  # type: ignore[misc]
 
 @functools.cache
 def _sessions_for_user_sql(vendor: str, in_chat_app: bool) -> str:
-    """The list's query, written out once: Django compiles it in ~0.5 ms, longer than it runs."""
+    """The list's query, written out once: Django takes longer to compile it than it runs."""
     table, column = db.sql_names(ChatSession)
     columns = ", ".join(
         column(ChatSession._meta.get_field(name.removesuffix("_id") if name == "user_id" else name).name) for name in _LISTED

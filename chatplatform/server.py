@@ -41,11 +41,14 @@ class Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         from django.conf import settings  # the application, loaded by now, configured Django
 
+        from chatplatform import db
+
         for server in self.servers:  # no new connection...
             server.close()
         inflight.stop_accepting()  # ...and no new turn on the connections open
         await inflight.drain(settings.CHAT_SHUTDOWN_GRACE_SECONDS)
         await super().shutdown(sockets)
+        await asyncio.to_thread(db.close_connections)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)

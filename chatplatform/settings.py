@@ -19,8 +19,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
 # NumPy's OpenBLAS (knowledge bases' vector search) starts a thread per core by default; beside a
-# server's own threads they only wait on each other (a 1,500 x 384 product took 1.6 ms instead of
-# 0.04 ms on a busy machine). Read when NumPy is first imported, which is after the settings.
+# server's own threads they only wait on each other (docs/decisions.md). Read when NumPy is first
+# imported, which is after the settings.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 

@@ -87,8 +87,8 @@ def effective_mode(knowledge_base: KnowledgeBase) -> str:
 _WORD = re.compile(r"\w+")
 # A word in more than this share of a base's chunks (and more than _FREQUENT_MIN of them) is a
 # stop word of that base: it still counts in PostgreSQL's ranking, but no longer selects
-# candidates, which would otherwise be most of the base, each ranked (bench/knowledge.py: p95
-# ~150 ms at 50,000 chunks; docs/decisions.md).
+# candidates, which would otherwise be most of the base, each ranked (bench/knowledge.py,
+# docs/decisions.md).
 _FREQUENT_SHARE = 0.05
 _FREQUENT_MIN = 500
 _COUNTS_SECONDS = 60.0  # how long a process trusts a word's chunk count

@@ -44,7 +44,14 @@ class AsgiResponse:
         message = await self._communicator.receive_output(TIMEOUT)
         assert message["type"] == "http.response.body", message
         self._ended = not message.get("more_body", False)
+        if self._ended:
+            await self._finished()
         return message.get("body", b"")
+
+    async def _finished(self) -> None:
+        """Let the application run to its end, as a server does: Django closes the request's
+        database connection after the body is sent, and a communicator dropped sooner cancels that."""
+        await self._communicator.wait(TIMEOUT)
 
     async def read(self) -> bytes:
         while (chunk := await self._next_chunk()) is not None:
@@ -63,6 +70,7 @@ class AsgiResponse:
         finally:
             if not self._ended:  # the client leaves mid-stream
                 await self._communicator.send_input({"type": "http.disconnect"})
+                await self._finished()
 
 
 class AsgiClient:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from chat.models import forget_local_users
-from chatplatform import generations
+from chatplatform import db, generations
 from chatplatform.api.authentication import sign_token
 from chatplatform.llm import http
 
@@ -66,6 +66,14 @@ def django_db_modify_db_settings(tmp_path_factory: pytest.TempPathFactory) -> No
     database = settings.DATABASES["default"]
     if database["ENGINE"].endswith("sqlite3"):
         database.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("db") / "test.sqlite3")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None) -> Iterator[None]:
+    """pytest-django's, with the connections the turns' database threads keep closed before the
+    test database is dropped."""
+    yield
+    db.close_connections()
 
 
 @pytest.fixture(autouse=True)

@@ -186,7 +186,8 @@ async def test_turns_beyond_what_a_socket_may_queue_are_refused_at_once_and_the_
 
 async def test_turns_accepted_on_a_socket_that_closes_at_once_are_all_run_and_stored(app, openai_server, settings):
     settings.CHAT_WS_MAX_QUEUED_TURNS = 3
-    openai_server.script(lambda request: Reply(text="Stored anyway."))
+    # Slow enough that no turn is answered (freeing its place) before all 50 messages are received.
+    openai_server.script(lambda request: Reply(text="Stored anyway.", first_token_delay=0.5))
     socket = WebsocketCommunicator(application, f"/ws/chat/converse?token={bearer_token('alice')}")
     assert (await socket.connect())[0]
     for number in range(50):
