@@ -10,7 +10,7 @@ from django.test import Client
 
 from agents.models import AgentDefinition, AgentVersion
 from chat.models import ChatUser
-from tests.agents.factories import AgentFactory, ToolFactory, function
+from tests.factories import AgentFactory, ToolDefinitionFactory, function
 from tools.models import LifecycleStatus, ToolDefinition
 
 ADD_URL = "/admin/agents/agentdefinition/add/"
@@ -29,9 +29,9 @@ def staff(db) -> Client:
 
 @pytest.fixture
 def tools(db):
-    ToolFactory(tool_id="weather@1", function_schema=[function("get_weather")])
-    ToolFactory(tool_id="weather@2", function_schema=[function("get_weather")])
-    ToolFactory(tool_id="old@1", lifecycle_status=LifecycleStatus.DEPRECATED)
+    ToolDefinitionFactory(tool_id="weather@1", function_schema=[function("get_weather")])
+    ToolDefinitionFactory(tool_id="weather@2", function_schema=[function("get_weather")])
+    ToolDefinitionFactory(tool_id="old@1", lifecycle_status=LifecycleStatus.DEPRECATED)
 
 
 def form(**fields) -> dict[str, str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agents.models import AgentDefinition
-from tests.agents.factories import AgentFactory, ToolFactory
 from tests.conftest import assert_error
+from tests.factories import AgentFactory, ToolDefinitionFactory
 
 
 def post_agent(client, agent, **body):
@@ -15,7 +15,7 @@ def post_agent(client, agent, **body):
 
 @pytest.fixture
 def weather(db):
-    return ToolFactory(tool_id="weather@1")
+    return ToolDefinitionFactory(tool_id="weather@1")
 
 
 def test_create_sets_version_one_and_stamps_from_user_id(admin_client, weather):

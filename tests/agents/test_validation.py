@@ -9,8 +9,8 @@ import pytest
 
 from agents.models import AgentDefinition, AgentVersion
 from knowledge.models import KnowledgeBase
-from tests.agents.factories import AgentFactory, ToolFactory, function
 from tests.conftest import assert_error
+from tests.factories import AgentFactory, ToolDefinitionFactory, function
 from tools.models import LifecycleStatus, ToolDefinition
 
 VALID = {"agentId": "helper", "basePrompt": "You help.", "toolIds": []}
@@ -22,11 +22,11 @@ def post_agent(client, agent):
 
 @pytest.fixture
 def tools(db):
-    ToolFactory(tool_id="weather@1", function_schema=[function("get_weather")])
-    ToolFactory(tool_id="weather@2", function_schema=[function("get_weather")])
-    ToolFactory(tool_id="news@1", function_schema=[function("get_news")])
-    ToolFactory(tool_id="old@1", lifecycle_status=LifecycleStatus.DEPRECATED, migration_path="use news@1")
-    ToolFactory(tool_id="dead@1", lifecycle_status=LifecycleStatus.RETIRED)
+    ToolDefinitionFactory(tool_id="weather@1", function_schema=[function("get_weather")])
+    ToolDefinitionFactory(tool_id="weather@2", function_schema=[function("get_weather")])
+    ToolDefinitionFactory(tool_id="news@1", function_schema=[function("get_news")])
+    ToolDefinitionFactory(tool_id="old@1", lifecycle_status=LifecycleStatus.DEPRECATED, migration_path="use news@1")
+    ToolDefinitionFactory(tool_id="dead@1", lifecycle_status=LifecycleStatus.RETIRED)
     AgentFactory(agent_id="researcher")
     KnowledgeBase.objects.create(knowledge_base_id="kb-1", name="KB", description="d", created_by="t", last_updated_by="t")
 

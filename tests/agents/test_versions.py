@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agents.models import AgentVersion
-from tests.agents.factories import ToolFactory
 from tests.conftest import assert_error
+from tests.factories import ToolDefinitionFactory
 from tools.models import LifecycleStatus, ToolDefinition
 
 # Fields a rollback restores; the others are the service's (version, stamps, times).
@@ -42,7 +42,7 @@ def definition(agent):
 @pytest.fixture
 def history(admin_client, db):
     """An agent at version 3: v1 plain, v2 with a model and a tool, v3 with a new prompt."""
-    ToolFactory(tool_id="weather@1")
+    ToolDefinitionFactory(tool_id="weather@1")
     v1 = post_agent(admin_client, {"agentId": "helper", "basePrompt": "First.", "toolIds": [], "custom": {"n": 1}}, user_id="ann")
     v2 = post_agent(admin_client, {"agentId": "helper", "foundationModel": "openai:gpt-4o", "toolIds": ["weather@1"]}, user_id="bob")
     v3 = post_agent(admin_client, {"agentId": "helper", "basePrompt": "Third."}, user_id="cid")

@@ -10,7 +10,7 @@ from django.test import Client
 
 from chat.models import FeedbackComment, FeedbackType
 from tests.conftest import assert_error
-from tests.converse.factories import ChatSessionFactory
+from tests.factories import ChatSessionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -16,8 +16,8 @@ from chat import selectors
 from chat.files import model_input
 from chat.models import ChatFile, ChatUser
 from chatplatform.api.errors import InvalidRequest, NotFound
-from tests.chat_apps.factories import ChatAppFactory
 from tests.conftest import assert_error
+from tests.factories import ChatAppFactory
 from tests.pages.test_files import png
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 
 from chat.models import ChatSession, ChatUser
-from tests.chat_apps.factories import ChatAppFactory
 from tests.conftest import assert_error, bearer_token
+from tests.factories import ChatAppFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,7 @@ from django.test import Client
 
 from agents.models import AgentDefinition
 from chat.models import ChatApp, ChatUser
-from tests.agents.factories import AgentFactory
-from tests.chat_apps.factories import ChatAppFactory
+from tests.factories import AgentFactory, ChatAppFactory
 
 ADD_URL = "/admin/chat/chatapp/add/"
 

@@ -6,9 +6,8 @@ import pytest
 
 from agents.models import AgentDefinition
 from chat.models import ChatApp
-from tests.agents.factories import AgentFactory
-from tests.chat_apps.factories import ChatAppFactory
 from tests.conftest import assert_error
+from tests.factories import AgentFactory, ChatAppFactory
 
 VALID = {"chatAppId": "support", "title": "Support", "agentId": "helper"}
 

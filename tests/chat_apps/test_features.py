@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chat.features import InvalidFeatures, resolve_features, validate_features
-from tests.agents.factories import AgentFactory
+from tests.factories import AgentFactory
 
 VALID_FEATURES = {
     "tags": {

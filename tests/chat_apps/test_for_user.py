@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from chat.models import ChatUser
-from tests.chat_apps.factories import ChatAppFactory
 from tests.conftest import assert_error
+from tests.factories import ChatAppFactory
 
 INTERNAL, EXTERNAL = "internal-user", "external-user"
 

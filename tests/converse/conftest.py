@@ -9,7 +9,7 @@ import pytest
 
 from tests.asgi_client import AsgiClient
 from tests.conftest import bearer_token
-from tests.converse.factories import ChatAppFactory
+from tests.factories import ChatAppFactory
 from tests.peers import openai_server  # noqa: F401  (a pytest fixture, registered by importing it here)
 
 MODEL = "openai:test-model"

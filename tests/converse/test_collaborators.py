@@ -11,9 +11,9 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from agents.models import AgentDefinition
-from tests.agents.factories import AgentFactory
 from tests.converse.conftest import MODEL
 from tests.converse.helpers import converse, converse_sse
+from tests.factories import AgentFactory
 from tests.peers import Reply, ToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)

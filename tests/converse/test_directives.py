@@ -7,8 +7,8 @@ import re
 import pytest
 
 from chat.models import ChatMessage
-from tests.converse.factories import SemanticDirectiveFactory
 from tests.converse.helpers import converse
+from tests.factories import SemanticDirectiveFactory
 from tests.peers import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,8 +15,8 @@ from chat.turn import wait_for_running_turns
 from chatplatform.asgi import application
 from tests.asgi_client import AsgiClient
 from tests.conftest import bearer_token
-from tests.converse.factories import ChatAppFactory
 from tests.converse.helpers import body, parse_sse
+from tests.factories import ChatAppFactory
 from tests.peers import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)

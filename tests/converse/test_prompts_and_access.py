@@ -7,8 +7,8 @@ import pytest
 
 from tags.models import TagStatus, UsageMode
 from tests.conftest import assert_error
-from tests.converse.factories import TagDefinitionFactory
 from tests.converse.helpers import converse
+from tests.factories import TagDefinitionFactory
 from tests.peers import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)

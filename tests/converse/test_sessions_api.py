@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from chat.models import ChatSessionFeedback, ChatUser
 from tests.conftest import assert_error
-from tests.converse.factories import ChatMessageFactory, ChatSessionFactory
+from tests.factories import ChatMessageFactory, ChatSessionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,8 @@ import pytest
 from agents.models import AgentDefinition
 from chat.models import ChatApp, ChatMessage
 from tests.converse.helpers import converse, converse_sse
+from tests.factories import TagDefinitionFactory, ToolDefinitionFactory
 from tests.peers import Reply, ToolCall
-from tests.tags.factories import TagDefinitionFactory
-from tests.tools_exec.factories import ToolFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def adder(app):
     """The agent of `app` gets an inline tool whose function `add` sums two numbers."""
-    tool = ToolFactory(tool_id="adder@1")
+    tool = ToolDefinitionFactory(tool_id="adder@1")
     AgentDefinition.objects.filter(pk="helper").update(tool_ids=[tool.tool_id])
     return tool
 
@@ -88,7 +87,9 @@ def tag_tool(app, settings):
     TagDefinitionFactory(scope="ui", tag="chart", can_be_generated_by_tool=True)
     TagDefinitionFactory(scope="ui", tag="secret", can_be_generated_by_tool=False)
     code = """(event, params) => 'Here: <ui.chart>{"v": [1, 2]}</ui.chart> and <ui.secret x="1">hidden</ui.secret><ui.secret/>'"""
-    tool = ToolFactory(tool_id="widgets@1", code=code, function_schema=[{"name": "widgets", "description": "Widgets", "parameters": {}}])
+    tool = ToolDefinitionFactory(
+        tool_id="widgets@1", code=code, function_schema=[{"name": "widgets", "description": "Widgets", "parameters": {}}]
+    )
     AgentDefinition.objects.filter(pk="helper").update(tool_ids=[tool.tool_id])
 
 

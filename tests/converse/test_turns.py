@@ -14,8 +14,8 @@ from chatplatform.asgi import application
 from tests.asgi_client import AsgiClient
 from tests.conftest import assert_error, bearer_token
 from tests.converse.conftest import MODEL
-from tests.converse.factories import ChatAppFactory
 from tests.converse.helpers import body, converse, converse_sse, parse_sse, read_stream
+from tests.factories import ChatAppFactory
 from tests.peers import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -9,7 +9,7 @@ from django.test import Client
 
 from chat.models import ChatUser
 from directives.models import SemanticDirective
-from tests.directives.factories import SemanticDirectiveFactory
+from tests.factories import SemanticDirectiveFactory
 
 ADD = "/admin/directives/semanticdirective/add/"
 LIST = "/admin/directives/semanticdirective/"

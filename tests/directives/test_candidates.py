@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from directives.selectors import directives_candidates
-from tests.directives.factories import SemanticDirectiveFactory
+from tests.factories import SemanticDirectiveFactory
 
 MATCHING = ["chatapp#support", "agent#helper", "tool#weather@1", "tool#search@2", "entity#acme", "agent#helper#entity#acme"]
 DECOYS = ["chatapp#sales", "agent#other", "tool#weather@2", "entity#globex", "agent#other#entity#acme", "agent#helper#entity#globex"]

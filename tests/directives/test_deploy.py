@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from chatplatform.iac import encode_batch
 from directives.models import DirectiveDeployment, SemanticDirective
 from tests.conftest import assert_error
-from tests.directives.factories import SemanticDirectiveFactory
+from tests.factories import SemanticDirectiveFactory
 
 URL = "/api/chat-admin/semantic-directive/deploy"
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.conftest import assert_error
-from tests.directives.factories import SemanticDirectiveFactory
+from tests.factories import SemanticDirectiveFactory
 
 URL = "/api/chat-admin/semantic-directive/search"
 JAN, FEB, MAR = (datetime(2026, month, 1, tzinfo=UTC) for month in (1, 2, 3))

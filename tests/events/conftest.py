@@ -26,7 +26,7 @@ from django.core.management import call_command
 from chat.turn import wait_for_running_turns
 from chatplatform.models import WorkerProcess
 from tests.asgi_client import AsgiClient
-from tests.converse.factories import ChatAppFactory
+from tests.factories import ChatAppFactory
 from tests.peers import openai_server  # noqa: F401  (a pytest fixture, registered by importing it here)
 from tests.peers.webhook_receiver import WebhookReceiver
 from tests.servers import ROOT, database_url_of_test_db

@@ -10,7 +10,7 @@ from django.test import Client
 
 from chat.models import ChatUser
 from tags.models import TagDefinition, TagStatus
-from tests.tags.factories import TagDefinitionFactory
+from tests.factories import TagDefinitionFactory
 
 ADD = "/admin/tags/tagdefinition/add/"
 CHANGELIST = "/admin/tags/tagdefinition/"

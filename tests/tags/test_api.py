@@ -9,7 +9,7 @@ from django.utils.dateparse import parse_datetime
 from chatplatform.api.pagination import encode_token
 from tags.models import TagDefinition, TagStatus
 from tests.conftest import assert_error
-from tests.tags.factories import TagDefinitionFactory, payload
+from tests.factories import TagDefinitionFactory, tag_payload
 
 UPSERT = "/api/chat-admin/tagdef"
 ADMIN_SEARCH = "/api/chat-admin/tagdef/search"
@@ -33,12 +33,12 @@ def keys(definitions):
 
 
 def test_create_returns_the_definition_with_service_stamps(admin_client):
-    sent = payload(createdBy="forged", createDate="2001-01-01T00:00:00Z", lastUpdatedBy="forged", groupId="forged")
+    sent = tag_payload(createdBy="forged", createDate="2001-01-01T00:00:00Z", lastUpdatedBy="forged", groupId="forged")
     body = upsert(admin_client, sent, user_id="ops-1")
     assert body["success"] is True
     definition = body["tagDefinition"]
     assert definition == {
-        **payload(),
+        **tag_payload(),
         "dontCacheThis": False,
         "createdBy": "ops-1",
         "lastUpdatedBy": "ops-1",
@@ -50,13 +50,13 @@ def test_create_returns_the_definition_with_service_stamps(admin_client):
 
 
 def test_stamps_fall_back_to_the_caller_when_user_id_is_absent(admin_client):
-    response = admin_client.post(UPSERT, {"tagDefinition": payload()}, format="json")
+    response = admin_client.post(UPSERT, {"tagDefinition": tag_payload()}, format="json")
     assert response.json()["tagDefinition"]["createdBy"] == "root-admin"
 
 
 def test_update_keeps_create_date_and_created_by_and_refreshes_last_update(admin_client):
-    first = upsert(admin_client, payload(), user_id="creator")["tagDefinition"]
-    second = upsert(admin_client, payload(description="Charts, revised", canBeGeneratedByTool=True), user_id="editor")["tagDefinition"]
+    first = upsert(admin_client, tag_payload(), user_id="creator")["tagDefinition"]
+    second = upsert(admin_client, tag_payload(description="Charts, revised", canBeGeneratedByTool=True), user_id="editor")["tagDefinition"]
     assert TagDefinition.objects.count() == 1
     assert second["createDate"] == first["createDate"]
     assert second["createdBy"] == "creator"
@@ -67,14 +67,14 @@ def test_update_keeps_create_date_and_created_by_and_refreshes_last_update(admin
 
 
 def test_update_replaces_the_whole_definition(admin_client):
-    upsert(admin_client, payload(llmInstructions=[{"type": "line", "text": "x"}], dontCacheThis=True))
-    updated = upsert(admin_client, payload())["tagDefinition"]
+    upsert(admin_client, tag_payload(llmInstructions=[{"type": "line", "text": "x"}], dontCacheThis=True))
+    updated = upsert(admin_client, tag_payload())["tagDefinition"]
     assert "llmInstructions" not in updated
     assert updated["dontCacheThis"] is False
 
 
 def test_boolean_rendering_contexts_are_stored_and_returned_as_objects(admin_client):
-    sent = payload(renderingContexts={"inline": True, "canvas": False, "dialog": True})
+    sent = tag_payload(renderingContexts={"inline": True, "canvas": False, "dialog": True})
     returned = upsert(admin_client, sent)["tagDefinition"]["renderingContexts"]
     expected = {"inline": {"enabled": True}, "canvas": {"enabled": False}, "dialog": {"enabled": True}}
     assert returned == expected
@@ -88,7 +88,7 @@ def test_object_rendering_contexts_keep_their_options(admin_client):
         "inline": True,
         "spotlight": {"enabled": False, "displayOrder": 2, "isDefault": True},
     }
-    returned = upsert(admin_client, payload(renderingContexts=contexts))["tagDefinition"]["renderingContexts"]
+    returned = upsert(admin_client, tag_payload(renderingContexts=contexts))["tagDefinition"]["renderingContexts"]
     assert returned == {
         "inline": {"enabled": True},
         "spotlight": {"enabled": False, "displayOrder": 2, "isDefault": True},
@@ -128,12 +128,12 @@ def test_structured_instructions_are_normalised(admin_client):
         {"type": "line", "text": "  Intro  ", "extra": 1},
         {"type": "block", "title": "Rules", "lines": [{"type": "line", "text": "one"}]},
     ]
-    returned = upsert(admin_client, payload(llmInstructionsMd=None, llmInstructions=items))["tagDefinition"]["llmInstructions"]
+    returned = upsert(admin_client, tag_payload(llmInstructionsMd=None, llmInstructions=items))["tagDefinition"]["llmInstructions"]
     assert returned == [{"type": "line", "text": "Intro"}, {"type": "block", "title": "Rules", "lines": [{"type": "line", "text": "one"}]}]
 
 
 def test_delete_removes_the_definition_for_good(admin_client):
-    upsert(admin_client, payload())
+    upsert(admin_client, tag_payload())
     response = admin_client.delete(UPSERT, {"tagDefinition": {"scope": "demo", "tag": "chart"}, "userId": "ops"}, format="json")
     assert response.status_code == 200
     assert response.json() == {"success": True}
@@ -163,14 +163,14 @@ def test_delete_needs_scope_and_tag(admin_client):
     ],
 )
 def test_non_admin_cannot_manage_tag_definitions(user_client, method, path):
-    response = getattr(user_client, method)(path, {"tagDefinition": payload()}, format="json")
+    response = getattr(user_client, method)(path, {"tagDefinition": tag_payload()}, format="json")
     assert_error(response, 403, "INSUFFICIENT_PERMISSIONS", mentions="insufficient permissions to manage tag definitions")
     assert not TagDefinition.objects.exists()
 
 
 def test_tag_endpoints_need_authentication(anon_client, db):
     assert_error(anon_client.post(CHAT_SEARCH, {}, format="json"), 401)
-    assert_error(anon_client.post(UPSERT, {"tagDefinition": payload()}, format="json"), 401)
+    assert_error(anon_client.post(UPSERT, {"tagDefinition": tag_payload()}, format="json"), 401)
 
 
 def test_tag_endpoints_have_their_own_rate_limits(admin_client, user_client):
@@ -181,34 +181,34 @@ def test_tag_endpoints_have_their_own_rate_limits(admin_client, user_client):
 
 def test_status_moves_follow_the_spec_and_searches_show_them(admin_client, user_client):
     """SPEC.md "States and transitions": enabled → disabled → enabled → retired, disabled → retired."""
-    upsert(admin_client, payload(tag="a"))
-    upsert(admin_client, payload(tag="b"))
+    upsert(admin_client, tag_payload(tag="a"))
+    upsert(admin_client, tag_payload(tag="b"))
     assert keys(search(user_client, CHAT_SEARCH)["tagDefinitions"]) == ["demo.a", "demo.b"]
 
-    upsert(admin_client, payload(tag="a", status="disabled"))
+    upsert(admin_client, tag_payload(tag="a", status="disabled"))
     assert keys(search(user_client, CHAT_SEARCH)["tagDefinitions"]) == ["demo.b"]
     admin_view = search(admin_client, ADMIN_SEARCH)["tagDefinitions"]
     assert [(d["tag"], d["status"]) for d in admin_view] == [("a", "disabled"), ("b", "enabled")]
 
-    upsert(admin_client, payload(tag="a", status="enabled"))
+    upsert(admin_client, tag_payload(tag="a", status="enabled"))
     assert keys(search(user_client, CHAT_SEARCH)["tagDefinitions"]) == ["demo.a", "demo.b"]
 
-    upsert(admin_client, payload(tag="a", status="retired"))  # enabled → retired directly
-    upsert(admin_client, payload(tag="b", status="disabled"))
-    upsert(admin_client, payload(tag="b", status="retired"))  # disabled → retired
+    upsert(admin_client, tag_payload(tag="a", status="retired"))  # enabled → retired directly
+    upsert(admin_client, tag_payload(tag="b", status="disabled"))
+    upsert(admin_client, tag_payload(tag="b", status="retired"))  # disabled → retired
     assert search(user_client, CHAT_SEARCH)["tagDefinitions"] == []
     assert [d["status"] for d in search(admin_client, ADMIN_SEARCH)["tagDefinitions"]] == ["retired", "retired"]
 
 
 def test_a_retired_definition_can_be_brought_back_deliberately(admin_client, user_client):
-    upsert(admin_client, payload(status="retired"))
-    upsert(admin_client, payload(status="enabled"))
+    upsert(admin_client, tag_payload(status="retired"))
+    upsert(admin_client, tag_payload(status="enabled"))
     assert keys(search(user_client, CHAT_SEARCH)["tagDefinitions"]) == ["demo.chart"]
 
 
 @pytest.mark.parametrize("path", [CHAT_SEARCH, ADMIN_SEARCH])
 def test_instructions_are_returned_only_when_asked_for(admin_client, path):
-    upsert(admin_client, payload(llmInstructions=[{"type": "line", "text": "also this"}]))
+    upsert(admin_client, tag_payload(llmInstructions=[{"type": "line", "text": "also this"}]))
     plain = search(admin_client, path)["tagDefinitions"][0]
     assert "llmInstructionsMd" not in plain and "llmInstructions" not in plain
     assert plain["description"] == "Charts in replies"
@@ -218,7 +218,7 @@ def test_instructions_are_returned_only_when_asked_for(admin_client, path):
 
 
 def test_any_authenticated_user_may_search_enabled_definitions(client_for, admin_client):
-    upsert(admin_client, payload())
+    upsert(admin_client, tag_payload())
     body = search(client_for("bob"), CHAT_SEARCH, paginationToken=None)
     assert body["success"] is True
     assert keys(body["tagDefinitions"]) == ["demo.chart"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tags.models import TagDefinition
-from tests.tags.factories import TagDefinitionFactory, payload
+from tests.factories import TagDefinitionFactory, tag_payload
 
 CHAT_SEARCH = "/api/chat/tagdef/search"
 
@@ -36,7 +36,7 @@ def test_the_cache_serves_stale_rows_until_a_write_invalidates_it(user_client, a
     TagDefinition.objects.filter(tag="a").update(description="edited behind the service's back")
     assert descriptions(user_client) == {"a": "first"}  # proves the cache is in use
 
-    admin_client.post("/api/chat-admin/tagdef", {"tagDefinition": payload(tag="b")}, format="json")
+    admin_client.post("/api/chat-admin/tagdef", {"tagDefinition": tag_payload(tag="b")}, format="json")
     assert descriptions(user_client) == {"a": "edited behind the service's back", "b": "Charts in replies"}
 
 
@@ -45,11 +45,14 @@ def test_the_cache_serves_stale_rows_until_a_write_invalidates_it(user_client, a
     [
         (
             lambda client: client.post(
-                "/api/chat-admin/tagdef", {"tagDefinition": payload(tag="a", description="rewritten")}, format="json"
+                "/api/chat-admin/tagdef", {"tagDefinition": tag_payload(tag="a", description="rewritten")}, format="json"
             ),
             {"a": "rewritten"},
         ),
-        (lambda client: client.post("/api/chat-admin/tagdef", {"tagDefinition": payload(tag="a", status="disabled")}, format="json"), {}),
+        (
+            lambda client: client.post("/api/chat-admin/tagdef", {"tagDefinition": tag_payload(tag="a", status="disabled")}, format="json"),
+            {},
+        ),
         (lambda client: client.delete("/api/chat-admin/tagdef", {"tagDefinition": {"scope": "demo", "tag": "a"}}, format="json"), {}),
         (lambda client: client.post("/api/chat-admin/tagdef/clear-cache", format="json"), {"a": "changed directly"}),
     ],

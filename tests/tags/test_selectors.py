@@ -8,7 +8,7 @@ import pytest
 from tags.instructions import instruction_text, render_instruction_items
 from tags.models import TagDefinition, TagStatus, UsageMode
 from tags.selectors import instructions_for, tags_for_tools, tags_usable_by
-from tests.tags.factories import TagDefinitionFactory
+from tests.factories import TagDefinitionFactory
 
 ON = {"tags": {"enabled": True}}
 

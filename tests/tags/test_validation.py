@@ -6,7 +6,7 @@ import pytest
 
 from tags.models import TagDefinition
 from tests.conftest import assert_error
-from tests.tags.factories import payload, web_component
+from tests.factories import tag_payload, web_component
 
 UPSERT = "/api/chat-admin/tagdef"
 
@@ -14,320 +14,328 @@ STORE = {"storeBucket": "widgets-bucket", "storeKey": "demo/chart.js"}
 
 REFUSED = [
     # rule 1: names
-    pytest.param(payload(tag="my tag"), "tagDefinition.tag: must contain only letters, digits, hyphens and underscores", id="tag-space"),
-    pytest.param(payload(tag="chart.v2"), "tagDefinition.tag: must contain only letters", id="tag-dot"),
-    pytest.param(payload(scope="my/scope"), "tagDefinition.scope: must contain only letters", id="scope-slash"),
-    pytest.param(payload(scope="a" * 101), "tagDefinition.scope:", id="scope-too-long"),
-    pytest.param(payload(tag=None), "tagDefinition.tag: This field is required", id="tag-missing"),
-    pytest.param(payload(scope=None), "tagDefinition.scope: This field is required", id="scope-missing"),
+    pytest.param(
+        tag_payload(tag="my tag"), "tagDefinition.tag: must contain only letters, digits, hyphens and underscores", id="tag-space"
+    ),
+    pytest.param(tag_payload(tag="chart.v2"), "tagDefinition.tag: must contain only letters", id="tag-dot"),
+    pytest.param(tag_payload(scope="my/scope"), "tagDefinition.scope: must contain only letters", id="scope-slash"),
+    pytest.param(tag_payload(scope="a" * 101), "tagDefinition.scope:", id="scope-too-long"),
+    pytest.param(tag_payload(tag=None), "tagDefinition.tag: This field is required", id="tag-missing"),
+    pytest.param(tag_payload(scope=None), "tagDefinition.scope: This field is required", id="scope-missing"),
     # rules 2, 3: enums
     pytest.param(
-        payload(status="archived"),
+        tag_payload(status="archived"),
         'tagDefinition.status: "archived" is not a valid status: must be one of enabled, disabled, retired',
         id="status",
     ),
-    pytest.param(payload(status=None), "tagDefinition.status: This field is required", id="status-missing"),
+    pytest.param(tag_payload(status=None), "tagDefinition.status: This field is required", id="status-missing"),
     pytest.param(
-        payload(usageMode="everywhere"),
+        tag_payload(usageMode="everywhere"),
         'tagDefinition.usageMode: "everywhere" is not a valid usage mode: must be one of global, chat-app',
         id="usage-mode",
     ),
-    pytest.param(payload(usageMode=None), "tagDefinition.usageMode: This field is required", id="usage-mode-missing"),
+    pytest.param(tag_payload(usageMode=None), "tagDefinition.usageMode: This field is required", id="usage-mode-missing"),
     # rule 4: widget type
     pytest.param(
-        payload(widget={"type": "fancy"}),
+        tag_payload(widget={"type": "fancy"}),
         "tagDefinition.widget.type: invalid widget type 'fancy': "
         "the allowed types are built-in, custom-compiled-in, web-component, pass-through",
         id="widget-type",
     ),
-    pytest.param(payload(widget={"builtInType": "chart"}), "tagDefinition.widget.type: is required", id="widget-type-missing"),
-    pytest.param(payload(widget="built-in"), "tagDefinition.widget: must be an object", id="widget-not-object"),
-    pytest.param(payload(widget=None), "tagDefinition.widget: This field is required", id="widget-missing"),
+    pytest.param(tag_payload(widget={"builtInType": "chart"}), "tagDefinition.widget.type: is required", id="widget-type-missing"),
+    pytest.param(tag_payload(widget="built-in"), "tagDefinition.widget: must be an object", id="widget-not-object"),
+    pytest.param(tag_payload(widget=None), "tagDefinition.widget: This field is required", id="widget-missing"),
     pytest.param(
-        payload(widget={"type": "built-in"}),
+        tag_payload(widget={"type": "built-in"}),
         "tagDefinition.widget.builtInType: is required for a built-in widget: one of chart, image, prompt",
         id="built-in-type-missing",
     ),
     pytest.param(
-        payload(widget={"type": "built-in", "builtInType": "table"}),
+        tag_payload(widget={"type": "built-in", "builtInType": "table"}),
         "tagDefinition.widget.builtInType: 'table' is not a built-in widget type",
         id="built-in-type",
     ),
     # web component location
     pytest.param(
-        payload(widget={"type": "web-component"}),
+        tag_payload(widget={"type": "web-component"}),
         "tagDefinition.widget.webComponent: is required for a web-component widget",
         id="web-component-missing",
     ),
-    pytest.param(payload(widget=web_component()), "tagDefinition.widget.webComponent: must give exactly one location", id="no-location"),
     pytest.param(
-        payload(widget=web_component(store=STORE, url="https://cdn.example.com/w.js")),
+        tag_payload(widget=web_component()), "tagDefinition.widget.webComponent: must give exactly one location", id="no-location"
+    ),
+    pytest.param(
+        tag_payload(widget=web_component(store=STORE, url="https://cdn.example.com/w.js")),
         "tagDefinition.widget.webComponent: must give exactly one location",
         id="two-locations",
     ),
-    pytest.param(payload(widget=web_component(store=STORE, **STORE)), "(given: store, storeBucket/storeKey)", id="store-and-flat"),
+    pytest.param(tag_payload(widget=web_component(store=STORE, **STORE)), "(given: store, storeBucket/storeKey)", id="store-and-flat"),
     pytest.param(
-        payload(widget=web_component(store="widgets/chart.js")),
+        tag_payload(widget=web_component(store="widgets/chart.js")),
         "tagDefinition.widget.webComponent.store: must be an object",
         id="store-not-object",
     ),
     pytest.param(
-        payload(widget=web_component(storeBucket="widgets-bucket")),
+        tag_payload(widget=web_component(storeBucket="widgets-bucket")),
         "tagDefinition.widget.webComponent.storeKey: is required",
         id="flat-key-missing",
     ),
     pytest.param(
-        payload(widget=web_component(storeKey="a.js")),
+        tag_payload(widget=web_component(storeKey="a.js")),
         "tagDefinition.widget.webComponent.storeBucket: is required",
         id="flat-bucket-missing",
     ),
     pytest.param(
-        payload(widget=web_component(url="ftp://cdn.example.com/w.js")),
+        tag_payload(widget=web_component(url="ftp://cdn.example.com/w.js")),
         "tagDefinition.widget.webComponent.url: must be an http or https URL",
         id="url-scheme",
     ),
     pytest.param(
-        payload(widget=web_component(url="https:///w.js")),
+        tag_payload(widget=web_component(url="https:///w.js")),
         "tagDefinition.widget.webComponent.url: must be an http or https URL",
         id="url-host",
     ),
     # rule 5: bucket and key names
     pytest.param(
-        payload(widget=web_component(store={**STORE, "storeBucket": "ab"})),
+        tag_payload(widget=web_component(store={**STORE, "storeBucket": "ab"})),
         "tagDefinition.widget.webComponent.store.storeBucket: must be a valid bucket name of 3 to 63",
         id="bucket-short",
     ),
     pytest.param(
-        payload(widget=web_component(store={**STORE, "storeBucket": "b" * 64})),
+        tag_payload(widget=web_component(store={**STORE, "storeBucket": "b" * 64})),
         "store.storeBucket: must be a valid bucket name of 3 to 63",
         id="bucket-long",
     ),
     pytest.param(
-        payload(widget=web_component(store={**STORE, "storeBucket": "My_Bucket"})),
+        tag_payload(widget=web_component(store={**STORE, "storeBucket": "My_Bucket"})),
         "store.storeBucket: must be a valid bucket name: lowercase",
         id="bucket-case",
     ),
     pytest.param(
-        payload(widget=web_component(store={**STORE, "storeBucket": "-bucket"})),
+        tag_payload(widget=web_component(store={**STORE, "storeBucket": "-bucket"})),
         "store.storeBucket: must be a valid bucket name: lowercase",
         id="bucket-start",
     ),
     pytest.param(
-        payload(widget=web_component(store={**STORE, "storeBucket": "bucket."})),
+        tag_payload(widget=web_component(store={**STORE, "storeBucket": "bucket."})),
         "store.storeBucket: must be a valid bucket name: lowercase",
         id="bucket-end",
     ),
     pytest.param(
-        payload(widget=web_component(store={**STORE, "storeBucket": "my..bucket"})),
+        tag_payload(widget=web_component(store={**STORE, "storeBucket": "my..bucket"})),
         "store.storeBucket: must be a valid bucket name",
         id="bucket-dots",
     ),
     pytest.param(
-        payload(widget=web_component(store={**STORE, "storeBucket": "192.168.1.10"})),
+        tag_payload(widget=web_component(store={**STORE, "storeBucket": "192.168.1.10"})),
         "store.storeBucket: must be a valid bucket name, not an IP address",
         id="bucket-ip",
     ),
     pytest.param(
-        payload(widget=web_component(storeBucket="Bad Bucket", storeKey="a.js")),
+        tag_payload(widget=web_component(storeBucket="Bad Bucket", storeKey="a.js")),
         "tagDefinition.widget.webComponent.storeBucket: must be a valid bucket name",
         id="flat-bucket",
     ),
-    pytest.param(payload(widget=web_component(store={**STORE, "storeKey": ""})), "store.storeKey: is required", id="key-empty"),
+    pytest.param(tag_payload(widget=web_component(store={**STORE, "storeKey": ""})), "store.storeKey: is required", id="key-empty"),
     pytest.param(
-        payload(widget=web_component(store={**STORE, "storeKey": "é" * 513})),
+        tag_payload(widget=web_component(store={**STORE, "storeKey": "é" * 513})),
         "store.storeKey: must be a valid object key of at most 1024 bytes",
         id="key-long-bytes",
     ),
     pytest.param(
-        payload(widget=web_component(store={**STORE, "storeKey": "a\nb.js"})),
+        tag_payload(widget=web_component(store={**STORE, "storeKey": "a\nb.js"})),
         "store.storeKey: must be a valid object key without control characters",
         id="key-control",
     ),
     pytest.param(
-        payload(widget=web_component(url="https://cdn.example.com/w.js", encoding="brotli")),
+        tag_payload(widget=web_component(url="https://cdn.example.com/w.js", encoding="brotli")),
         "tagDefinition.widget.webComponent.encoding: must be one of gzip, gzip+base64, none",
         id="encoding",
     ),
     pytest.param(
-        payload(widget=web_component(url="https://cdn.example.com/w.js", customElementName="Chart-Widget")),
+        tag_payload(widget=web_component(url="https://cdn.example.com/w.js", customElementName="Chart-Widget")),
         "tagDefinition.widget.webComponent.customElementName: must be a valid custom element name",
         id="element-uppercase",
     ),
     pytest.param(
-        payload(widget=web_component(url="https://cdn.example.com/w.js", customElementName="chartwidget")),
+        tag_payload(widget=web_component(url="https://cdn.example.com/w.js", customElementName="chartwidget")),
         "customElementName: must be a valid custom element name",
         id="element-no-hyphen",
     ),
     pytest.param(
-        payload(widget=web_component(url="https://cdn.example.com/w.js", customElementName="font-face")),
+        tag_payload(widget=web_component(url="https://cdn.example.com/w.js", customElementName="font-face")),
         "customElementName: must be a valid custom element name",
         id="element-reserved",
     ),
     # required fields
     pytest.param(
-        payload(llmInstructionsMd=None),
+        tag_payload(llmInstructionsMd=None),
         "tagDefinition.llmInstructionsMd: is required when canBeGeneratedByLlm is true",
         id="instructions-missing",
     ),
     pytest.param(
-        payload(llmInstructionsMd="   "),
+        tag_payload(llmInstructionsMd="   "),
         "tagDefinition.llmInstructionsMd: is required when canBeGeneratedByLlm is true",
         id="instructions-blank",
     ),
-    pytest.param(payload(description=None), "tagDefinition.description: This field is required", id="description-missing"),
-    pytest.param(payload(description=""), "tagDefinition.description: This field may not be blank", id="description-blank"),
-    pytest.param(payload(renderingContexts=None), "tagDefinition.renderingContexts: This field is required", id="contexts-missing"),
-    pytest.param(payload(canBeGeneratedByLlm=None), "tagDefinition.canBeGeneratedByLlm: This field is required", id="llm-flag-missing"),
-    pytest.param(payload(canBeGeneratedByTool=None), "tagDefinition.canBeGeneratedByTool: This field is required", id="tool-flag-missing"),
+    pytest.param(tag_payload(description=None), "tagDefinition.description: This field is required", id="description-missing"),
+    pytest.param(tag_payload(description=""), "tagDefinition.description: This field may not be blank", id="description-blank"),
+    pytest.param(tag_payload(renderingContexts=None), "tagDefinition.renderingContexts: This field is required", id="contexts-missing"),
+    pytest.param(tag_payload(canBeGeneratedByLlm=None), "tagDefinition.canBeGeneratedByLlm: This field is required", id="llm-flag-missing"),
     pytest.param(
-        payload(canBeGeneratedByTool="sometimes"), "tagDefinition.canBeGeneratedByTool: Must be a valid boolean", id="tool-flag-type"
+        tag_payload(canBeGeneratedByTool=None), "tagDefinition.canBeGeneratedByTool: This field is required", id="tool-flag-missing"
+    ),
+    pytest.param(
+        tag_payload(canBeGeneratedByTool="sometimes"), "tagDefinition.canBeGeneratedByTool: Must be a valid boolean", id="tool-flag-type"
     ),
     # rendering contexts
     pytest.param(
-        payload(renderingContexts={"sidebar": True}),
+        tag_payload(renderingContexts={"sidebar": True}),
         "tagDefinition.renderingContexts.sidebar: unknown rendering context: "
         "the allowed ones are inline, canvas, dialog, spotlight, static, hero",
         id="context-unknown",
     ),
-    pytest.param(payload(renderingContexts=["inline"]), "tagDefinition.renderingContexts: must be an object", id="contexts-list"),
+    pytest.param(tag_payload(renderingContexts=["inline"]), "tagDefinition.renderingContexts: must be an object", id="contexts-list"),
     pytest.param(
-        payload(renderingContexts={"inline": "yes"}),
+        tag_payload(renderingContexts={"inline": "yes"}),
         "tagDefinition.renderingContexts.inline: must be true, false, or an object",
         id="context-string",
     ),
     pytest.param(
-        payload(renderingContexts={"canvas": {"width": 3}}),
+        tag_payload(renderingContexts={"canvas": {"width": 3}}),
         "tagDefinition.renderingContexts.canvas.enabled: is required: true or false",
         id="context-enabled-missing",
     ),
     pytest.param(
-        payload(renderingContexts={"spotlight": {"enabled": True, "displayOrder": "first"}}),
+        tag_payload(renderingContexts={"spotlight": {"enabled": True, "displayOrder": "first"}}),
         "tagDefinition.renderingContexts.spotlight.displayOrder: must be a number",
         id="spotlight-order",
     ),
     pytest.param(
-        payload(renderingContexts={"spotlight": {"enabled": True, "isDefault": "yes"}}),
+        tag_payload(renderingContexts={"spotlight": {"enabled": True, "isDefault": "yes"}}),
         "renderingContexts.spotlight.isDefault: must be true or false",
         id="spotlight-default",
     ),
     pytest.param(
-        payload(renderingContexts={"spotlight": {"enabled": True, "singleton": 1}}),
+        tag_payload(renderingContexts={"spotlight": {"enabled": True, "singleton": 1}}),
         "renderingContexts.spotlight.singleton: must be true or false",
         id="spotlight-singleton",
     ),
     pytest.param(
-        payload(renderingContexts={"spotlight": {"enabled": True, "showInUnpinnedMenu": "no"}}),
+        tag_payload(renderingContexts={"spotlight": {"enabled": True, "showInUnpinnedMenu": "no"}}),
         "renderingContexts.spotlight.showInUnpinnedMenu: must be true or false",
         id="spotlight-menu",
     ),
     pytest.param(
-        payload(renderingContexts={"spotlight": {"enabled": True, "autoCreateInstance": "no"}}),
+        tag_payload(renderingContexts={"spotlight": {"enabled": True, "autoCreateInstance": "no"}}),
         "renderingContexts.spotlight.autoCreateInstance: must be true or false",
         id="spotlight-autocreate",
     ),
     pytest.param(
-        payload(renderingContexts={"spotlight": {"enabled": True, "startCollapsed": 0}}),
+        tag_payload(renderingContexts={"spotlight": {"enabled": True, "startCollapsed": 0}}),
         "renderingContexts.spotlight.startCollapsed: must be true or false",
         id="spotlight-collapsed",
     ),
     pytest.param(
-        payload(renderingContexts={"spotlight": {"enabled": True, "displayorder": 1}}),
+        tag_payload(renderingContexts={"spotlight": {"enabled": True, "displayorder": 1}}),
         "renderingContexts.spotlight.displayorder: unknown spotlight option",
         id="spotlight-typo",
     ),
     pytest.param(
-        payload(renderingContexts={"static": {"enabled": True, "shutDownAfterMs": -1}}),
+        tag_payload(renderingContexts={"static": {"enabled": True, "shutDownAfterMs": -1}}),
         "tagDefinition.renderingContexts.static.shutDownAfterMs: must be a number of at least 0",
         id="static-negative",
     ),
     pytest.param(
-        payload(renderingContexts={"static": {"enabled": True, "shutDownAfterMs": "1s"}}),
+        tag_payload(renderingContexts={"static": {"enabled": True, "shutDownAfterMs": "1s"}}),
         "renderingContexts.static.shutDownAfterMs: must be a number of at least 0",
         id="static-string",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "autoCreateInstance": "yes"}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "autoCreateInstance": "yes"}}),
         "renderingContexts.hero.autoCreateInstance: must be true or false",
         id="hero-autocreate",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "startCollapsed": "no"}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "startCollapsed": "no"}}),
         "renderingContexts.hero.startCollapsed: must be true or false",
         id="hero-collapsed",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "sizing": "big"}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "sizing": "big"}}),
         "renderingContexts.hero.sizing: must be an object",
         id="hero-sizing",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "sizing": {"width": 300}}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "sizing": {"width": 300}}}),
         "tagDefinition.renderingContexts.hero.sizing.width: must be a CSS length string",
         id="hero-width-number",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "sizing": {"height": "tall"}}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "sizing": {"height": "tall"}}}),
         "renderingContexts.hero.sizing.height: must be a CSS length string",
         id="hero-height",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "sizing": {"minWidth": "200"}}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "sizing": {"minWidth": "200"}}}),
         "renderingContexts.hero.sizing.minWidth: must be a CSS length string",
         id="hero-min-width-unitless",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "sizing": {"maxWidth": "-5%"}}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "sizing": {"maxWidth": "-5%"}}}),
         "renderingContexts.hero.sizing.maxWidth: must be a CSS length string",
         id="hero-max-width-negative",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "sizing": {"minHeight": "100px"}}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "sizing": {"minHeight": "100px"}}}),
         "renderingContexts.hero.sizing.minHeight: must be a number of pixels",
         id="hero-min-height",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "sizing": {"maxHeight": -1}}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "sizing": {"maxHeight": -1}}}),
         "renderingContexts.hero.sizing.maxHeight: must be a number of pixels",
         id="hero-max-height",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "sizing": {"minHeight": 700, "maxHeight": 600}}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "sizing": {"minHeight": 700, "maxHeight": 600}}}),
         "renderingContexts.hero.sizing.minHeight: must not be greater than maxHeight",
         id="hero-heights",
     ),
     pytest.param(
-        payload(renderingContexts={"hero": {"enabled": True, "sizing": {"depth": "3px"}}}),
+        tag_payload(renderingContexts={"hero": {"enabled": True, "sizing": {"depth": "3px"}}}),
         "renderingContexts.hero.sizing.depth: unknown sizing option",
         id="hero-sizing-unknown",
     ),
     # structured instructions
     pytest.param(
-        payload(llmInstructionsMd=None, llmInstructions="use it"),
+        tag_payload(llmInstructionsMd=None, llmInstructions="use it"),
         "tagDefinition.llmInstructions: must be a list of instruction items",
         id="items-not-list",
     ),
     pytest.param(
-        payload(llmInstructionsMd=None, llmInstructions=[{"type": "para", "text": "x"}]),
+        tag_payload(llmInstructionsMd=None, llmInstructions=[{"type": "para", "text": "x"}]),
         "tagDefinition.llmInstructions[0].type: must be 'line' or 'block'",
         id="item-type",
     ),
     pytest.param(
-        payload(llmInstructionsMd=None, llmInstructions=[{"type": "line", "text": "ok"}, {"type": "line"}]),
+        tag_payload(llmInstructionsMd=None, llmInstructions=[{"type": "line", "text": "ok"}, {"type": "line"}]),
         "tagDefinition.llmInstructions[1].text: is required for a line",
         id="line-text",
     ),
     pytest.param(
-        payload(llmInstructionsMd=None, llmInstructions=[{"type": "block", "lines": []}]),
+        tag_payload(llmInstructionsMd=None, llmInstructions=[{"type": "block", "lines": []}]),
         "tagDefinition.llmInstructions[0].title: is required for a block",
         id="block-title",
     ),
     pytest.param(
-        payload(llmInstructionsMd=None, llmInstructions=[{"type": "block", "title": "T"}]),
+        tag_payload(llmInstructionsMd=None, llmInstructions=[{"type": "block", "title": "T"}]),
         "tagDefinition.llmInstructions[0].lines: is required for a block",
         id="block-lines",
     ),
     pytest.param(
-        payload(llmInstructionsMd=None, llmInstructions=[{"type": "block", "title": "T", "lines": [{"type": "line", "text": "a"}, "b"]}]),
+        tag_payload(
+            llmInstructionsMd=None, llmInstructions=[{"type": "block", "title": "T", "lines": [{"type": "line", "text": "a"}, "b"]}]
+        ),
         "tagDefinition.llmInstructions[0].lines[1]: must be an object {type: 'line', text}",
         id="block-line",
     ),
@@ -360,20 +368,20 @@ def test_tag_definition_must_be_an_object(admin_client):
 
 
 ACCEPTED = [
-    pytest.param(payload(tag="Chart_v2-b"), id="name-characters"),
-    pytest.param(payload(widget={"type": "custom-compiled-in"}), id="custom-compiled-in"),
-    pytest.param(payload(widget={"type": "pass-through"}), id="pass-through"),
-    pytest.param(payload(widget={"type": "built-in", "builtInType": "prompt"}), id="built-in-prompt"),
-    pytest.param(payload(widget=web_component(store=STORE, encoding="gzip+base64", customElementName="demo-chart")), id="store-object"),
-    pytest.param(payload(widget=web_component(storeBucket="my.widgets-1", storeKey="path/to/ünïcode chart.js")), id="store-flat"),
-    pytest.param(payload(widget=web_component(url="http://localhost:5173/{{stage}}/w.js", encoding="none")), id="url"),
-    pytest.param(payload(canBeGeneratedByLlm=False, llmInstructionsMd=None), id="no-instructions-when-not-generated"),
+    pytest.param(tag_payload(tag="Chart_v2-b"), id="name-characters"),
+    pytest.param(tag_payload(widget={"type": "custom-compiled-in"}), id="custom-compiled-in"),
+    pytest.param(tag_payload(widget={"type": "pass-through"}), id="pass-through"),
+    pytest.param(tag_payload(widget={"type": "built-in", "builtInType": "prompt"}), id="built-in-prompt"),
+    pytest.param(tag_payload(widget=web_component(store=STORE, encoding="gzip+base64", customElementName="demo-chart")), id="store-object"),
+    pytest.param(tag_payload(widget=web_component(storeBucket="my.widgets-1", storeKey="path/to/ünïcode chart.js")), id="store-flat"),
+    pytest.param(tag_payload(widget=web_component(url="http://localhost:5173/{{stage}}/w.js", encoding="none")), id="url"),
+    pytest.param(tag_payload(canBeGeneratedByLlm=False, llmInstructionsMd=None), id="no-instructions-when-not-generated"),
     pytest.param(
-        payload(llmInstructionsMd=None, llmInstructions=[{"type": "line", "text": "Use it"}]), id="structured-instructions-suffice"
+        tag_payload(llmInstructionsMd=None, llmInstructions=[{"type": "line", "text": "Use it"}]), id="structured-instructions-suffice"
     ),
-    pytest.param(payload(renderingContexts={}), id="no-context"),
+    pytest.param(tag_payload(renderingContexts={}), id="no-context"),
     pytest.param(
-        payload(
+        tag_payload(
             renderingContexts={
                 "spotlight": {"enabled": True, "isDefault": True, "displayOrder": -1.5, "singleton": False, "showInUnpinnedMenu": True},
                 "static": {"enabled": True, "shutDownAfterMs": 0},

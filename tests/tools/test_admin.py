@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from chat.models import ChatUser
-from tests.tools.factories import INLINE_CODE, WEATHER_FUNCTION, ToolDefinitionFactory
+from tests.factories import INLINE_CODE, WEATHER_FUNCTION, ToolDefinitionFactory
 from tools.models import ExecutionType, LifecycleStatus, ToolDefinition
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.conftest import assert_error
-from tests.tools.factories import ToolDefinitionFactory, tool_payload
+from tests.factories import ToolDefinitionFactory, tool_payload
 from tools.models import ToolDefinition
 
 pytestmark = pytest.mark.django_db

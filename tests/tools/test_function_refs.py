@@ -15,7 +15,7 @@ from moto import mock_aws
 from rest_framework.test import APIClient
 
 from tests.conftest import assert_error
-from tests.tools.factories import tool_payload
+from tests.factories import tool_payload
 from tools.models import ToolDefinition
 from tools.registry import agent_function, unregister
 

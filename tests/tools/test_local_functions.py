@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from tests.tools.factories import WEATHER_FUNCTION, ToolDefinitionFactory
+from tests.factories import WEATHER_FUNCTION, ToolDefinitionFactory
 from tools.registry import agent_function, get_function, registered_functions, unregister
 from tools.selectors import function_names, tools_by_ids
 

@@ -9,7 +9,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from chat.models import ChatUser
-from tests.tools.factories import tool_payload
+from tests.factories import tool_payload
 from tools.models import ToolDefinition
 
 pytestmark = pytest.mark.django_db

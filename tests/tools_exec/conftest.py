@@ -11,7 +11,7 @@ from moto import mock_aws
 
 from tests.peers import openai_server  # noqa: F401  (a pytest fixture, registered by importing it here)
 from tests.peers.mcp_server import McpPeer, shared_mcp_peer
-from tests.tools_exec.factories import REGION
+from tests.tools_exec.support import REGION
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ import requests
 from asgiref.sync import async_to_sync
 from rest_framework.test import APIClient
 
-from tests.tools_exec.factories import EVENT_BASE, REGION, USER, ToolFactory, create_lambda, function
+from tests.factories import ToolDefinitionFactory, function
+from tests.tools_exec.support import EVENT_BASE, REGION, USER, create_lambda
 from tools.executors import ToolError
 from tools.models import ExecutionType, ToolDefinition
 from tools.registry import agent_function, unregister
@@ -49,7 +50,7 @@ def block(event: dict[str, Any], params: dict[str, Any]) -> str:
 
 
 def local_tool(name: str, *, timeout: float = 5) -> ToolDefinition:
-    return ToolFactory(
+    return ToolDefinitionFactory(
         execution_type=ExecutionType.FUNCTION,
         code="",
         function_arn=f"local:{name}",

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 
-from tests.tools_exec.factories import EVENT_BASE, USER, ToolFactory, function
+from tests.factories import ToolDefinitionFactory, function
+from tests.tools_exec.support import EVENT_BASE, USER
 from tools.executors import ToolError
 from tools.toolset import Toolset, toolset_for
 
@@ -18,7 +19,7 @@ VALUE = {"value": {"description": "Anything", "type": "number", "required": Fals
 
 
 def inline(code: str, *, timeout: float = 2) -> Toolset:
-    tool = ToolFactory(code=code, execution_timeout=timeout, function_schema=[function("run", VALUE)])
+    tool = ToolDefinitionFactory(code=code, execution_timeout=timeout, function_schema=[function("run", VALUE)])
     return toolset_for(agent_tool_ids=[tool.tool_id], tool_overrides=None, user=USER, event_base=EVENT_BASE)
 
 

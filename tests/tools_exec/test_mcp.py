@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 
+from tests.factories import ADD_FUNCTION, ToolDefinitionFactory, function
 from tests.peers.mcp_server import McpPeer
-from tests.tools_exec.factories import ADD_FUNCTION, EVENT_BASE, USER, ToolFactory, function
+from tests.tools_exec.support import EVENT_BASE, USER
 from tools.executors import ToolError
 from tools.models import ExecutionType, ToolDefinition
 from tools.toolset import Toolset, toolset_for
@@ -29,7 +30,9 @@ FUNCTIONS = [
 
 
 def mcp_tool(url: str, *, auth: dict[str, str] | None = None, timeout: float = 5) -> ToolDefinition:
-    return ToolFactory(execution_type=ExecutionType.MCP, code="", url=url, auth=auth, execution_timeout=timeout, function_schema=FUNCTIONS)
+    return ToolDefinitionFactory(
+        execution_type=ExecutionType.MCP, code="", url=url, auth=auth, execution_timeout=timeout, function_schema=FUNCTIONS
+    )
 
 
 def offer(tool: ToolDefinition) -> Toolset:

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 
-from tests.tools_exec.factories import ADD_FUNCTION, EVENT_BASE, USER, ToolFactory, function
+from tests.factories import ADD_FUNCTION, ToolDefinitionFactory, function
+from tests.tools_exec.support import EVENT_BASE, USER
 from tools.executors import ToolError
 from tools.models import ExecutionType, LifecycleStatus
 from tools.registry import agent_function
@@ -78,14 +79,14 @@ def call(toolset: Toolset, name: str, arguments: Any) -> Any:
 
 
 def recording_tool(**fields: Any) -> Any:
-    return ToolFactory(
+    return ToolDefinitionFactory(
         execution_type=ExecutionType.FUNCTION, code="", function_arn="local:tools_exec_record", function_schema=[WEATHER], **fields
     )
 
 
 def test_every_function_of_every_tool_is_offered_with_its_parameters_as_json_schema() -> None:
-    weather = ToolFactory(function_schema=[WEATHER, ADD_FUNCTION])
-    other = ToolFactory(function_schema=[function("ping")])
+    weather = ToolDefinitionFactory(function_schema=[WEATHER, ADD_FUNCTION])
+    other = ToolDefinitionFactory(function_schema=[function("ping")])
 
     toolset = offer(weather.tool_id, other.tool_id)
 
@@ -118,8 +119,8 @@ def test_every_function_of_every_tool_is_offered_with_its_parameters_as_json_sch
 
 
 def test_retired_tools_are_not_offered_and_deprecated_ones_still_are() -> None:
-    retired = ToolFactory(lifecycle_status=LifecycleStatus.RETIRED, function_schema=[function("old")])
-    deprecated = ToolFactory(lifecycle_status=LifecycleStatus.DEPRECATED, function_schema=[function("aging")])
+    retired = ToolDefinitionFactory(lifecycle_status=LifecycleStatus.RETIRED, function_schema=[function("old")])
+    deprecated = ToolDefinitionFactory(lifecycle_status=LifecycleStatus.DEPRECATED, function_schema=[function("aging")])
 
     toolset = offer(retired.tool_id, deprecated.tool_id, "never-stored@1")
 
@@ -133,7 +134,7 @@ def test_a_tool_denied_by_its_access_rules_is_not_offered_to_that_user_but_is_to
         {"condition": 'customData.plan == "gold"', "effect": "deny", "order": 2},
         {"effect": "allow", "order": 3},
     ]
-    guarded = ToolFactory(access_rules=rules, function_schema=[function("internal_report")])
+    guarded = ToolDefinitionFactory(access_rules=rules, function_schema=[function("internal_report")])
 
     external_gold = offer(guarded.tool_id)
     internal = offer(guarded.tool_id, user={**USER, "userType": "internal-user"})
@@ -145,8 +146,8 @@ def test_a_tool_denied_by_its_access_rules_is_not_offered_to_that_user_but_is_to
 
 
 def test_tool_overrides_swap_the_offered_tool() -> None:
-    v1 = ToolFactory(tool_id="lookup@1", code="() => 'one'", function_schema=[function("lookup")])
-    v2 = ToolFactory(tool_id="lookup@2", code="() => 'two'", function_schema=[function("lookup")])
+    v1 = ToolDefinitionFactory(tool_id="lookup@1", code="() => 'one'", function_schema=[function("lookup")])
+    v2 = ToolDefinitionFactory(tool_id="lookup@2", code="() => 'two'", function_schema=[function("lookup")])
 
     toolset = offer(v1.tool_id, overrides={v1.tool_id: v2.tool_id})
 
@@ -156,8 +157,8 @@ def test_tool_overrides_swap_the_offered_tool() -> None:
 
 
 def test_a_function_name_already_offered_by_another_tool_is_not_offered_twice() -> None:
-    first = ToolFactory(code="() => 'first'", function_schema=[function("lookup")])
-    second = ToolFactory(code="() => 'second'", function_schema=[function("lookup")])
+    first = ToolDefinitionFactory(code="() => 'first'", function_schema=[function("lookup")])
+    second = ToolDefinitionFactory(code="() => 'second'", function_schema=[function("lookup")])
 
     toolset = offer(first.tool_id, second.tool_id)
 
@@ -236,8 +237,8 @@ def test_the_executor_receives_the_contract_event() -> None:
 
 
 def test_each_call_is_traced_with_tool_function_arguments_duration_and_outcome() -> None:
-    ok = ToolFactory(function_schema=[ADD_FUNCTION])
-    failing = ToolFactory(code="() => { throw new Error('no way') }", function_schema=[function("refuse")])
+    ok = ToolDefinitionFactory(function_schema=[ADD_FUNCTION])
+    failing = ToolDefinitionFactory(code="() => { throw new Error('no way') }", function_schema=[function("refuse")])
     seen: list[Any] = []
     toolset = toolset_for(
         agent_tool_ids=[ok.tool_id, failing.tool_id], tool_overrides=None, user=USER, event_base=EVENT_BASE, on_trace=seen.append
@@ -273,7 +274,7 @@ def test_each_call_is_traced_with_tool_function_arguments_duration_and_outcome()
 
 def test_traces_truncate_long_arguments_and_results(settings: Any) -> None:
     settings.CHAT_TOOL_TRACE_MAX_CHARS = 100
-    tool = ToolFactory(
+    tool = ToolDefinitionFactory(
         code="(event, params) => params.text.repeat(3)",
         function_schema=[function("triple", {"text": {"description": "t", "type": "string", "required": True}})],
     )
@@ -291,7 +292,9 @@ def test_traces_truncate_long_arguments_and_results(settings: Any) -> None:
 def test_a_result_over_the_size_limit_is_an_error_result(settings: Any) -> None:
     settings.CHAT_TOOL_RESULT_MAX_BYTES = 2048
     sizes = function("sized", {"size": {"description": "bytes", "type": "number", "required": True}})
-    local = ToolFactory(execution_type=ExecutionType.FUNCTION, code="", function_arn="local:tools_exec_big", function_schema=[sizes])
+    local = ToolDefinitionFactory(
+        execution_type=ExecutionType.FUNCTION, code="", function_arn="local:tools_exec_big", function_schema=[sizes]
+    )
     toolset = offer(local.tool_id)
 
     assert call(toolset, "sized", {"size": 2000}) == "x" * 2000
@@ -301,7 +304,7 @@ def test_a_result_over_the_size_limit_is_an_error_result(settings: Any) -> None:
 
 
 def test_changing_an_offered_schema_changes_nothing_stored() -> None:
-    tool = ToolFactory(function_schema=[copy.deepcopy(WEATHER)])
+    tool = ToolDefinitionFactory(function_schema=[copy.deepcopy(WEATHER)])
     toolset = offer(tool.tool_id)
 
     toolset.specs[0].parameters_json_schema["properties"].clear()
@@ -311,7 +314,7 @@ def test_changing_an_offered_schema_changes_nothing_stored() -> None:
 
 
 def test_a_cancelled_call_is_traced_as_an_error() -> None:
-    tool = ToolFactory(
+    tool = ToolDefinitionFactory(
         execution_type=ExecutionType.FUNCTION,
         code="",
         function_arn="local:tools_exec_sleep",

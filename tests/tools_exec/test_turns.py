@@ -11,9 +11,10 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from chatplatform import llm
+from tests.factories import ADD_FUNCTION, ToolDefinitionFactory, function
 from tests.peers import OpenAIServer, Reply, ToolCall
 from tests.peers.mcp_server import McpPeer
-from tests.tools_exec.factories import ADD_FUNCTION, EVENT_BASE, USER, ToolFactory, create_lambda, function
+from tests.tools_exec.support import EVENT_BASE, USER, create_lambda
 from tools.models import ExecutionType, ToolDefinition
 from tools.registry import agent_function
 from tools.toolset import Toolset, toolset_for
@@ -55,14 +56,16 @@ def tool_messages(request: dict[str, Any]) -> dict[str, str]:
 
 
 def inline_tool() -> ToolDefinition:
-    return ToolFactory(code="async (event, params) => ({ product: params.a * params.b })", function_schema=[function("multiply", PAIR)])
+    return ToolDefinitionFactory(
+        code="async (event, params) => ({ product: params.a * params.b })", function_schema=[function("multiply", PAIR)]
+    )
 
 
 def tool_of_kind(kind: str, request: pytest.FixtureRequest) -> ToolDefinition:
     if kind == "inline":
         return inline_tool()
     if kind == "local-function":
-        return ToolFactory(
+        return ToolDefinitionFactory(
             execution_type=ExecutionType.FUNCTION,
             code="",
             function_arn="local:tools_exec_multiply",
@@ -71,11 +74,11 @@ def tool_of_kind(kind: str, request: pytest.FixtureRequest) -> ToolDefinition:
     if kind == "mcp":
         # The peer's `add` tool, offered under its own name.
         mcp_peer = request.getfixturevalue("mcp_peer")
-        return ToolFactory(
+        return ToolDefinitionFactory(
             execution_type=ExecutionType.MCP, code="", url=mcp_peer.url, auth=mcp_peer.auth(), function_schema=[ADD_FUNCTION]
         )
     aws = request.getfixturevalue("aws")
-    return ToolFactory(
+    return ToolDefinitionFactory(
         execution_type=ExecutionType.FUNCTION,
         code="",
         function_arn=create_lambda(aws, "multiply"),
@@ -136,7 +139,7 @@ def test_arguments_that_break_the_schema_go_back_to_the_model_as_the_tools_error
 
 
 def test_an_endless_inline_loop_times_out_and_the_turn_still_answers(openai_server: OpenAIServer) -> None:
-    spin = ToolFactory(code="() => { while (true) {} }", execution_timeout=0.3, function_schema=[function("spin")])
+    spin = ToolDefinitionFactory(code="() => { while (true) {} }", execution_timeout=0.3, function_schema=[function("spin")])
     openai_server.script([Reply(tool_calls=[ToolCall("spin", {}, id="spin_1")]), Reply(text="That tool hung; sorry.")])
     started = time.perf_counter()
 
@@ -150,14 +153,14 @@ def test_an_endless_inline_loop_times_out_and_the_turn_still_answers(openai_serv
 
 def test_two_tool_calls_of_one_response_run_at_the_same_time(openai_server: OpenAIServer, mcp_peer: McpPeer) -> None:
     seconds = 0.8
-    remote = ToolFactory(
+    remote = ToolDefinitionFactory(
         execution_type=ExecutionType.MCP,
         code="",
         url=mcp_peer.url,
         auth=mcp_peer.auth(),
         function_schema=[function("slow", {"seconds": {"description": "s", "type": "number", "required": True}})],
     )
-    local = ToolFactory(
+    local = ToolDefinitionFactory(
         execution_type=ExecutionType.FUNCTION,
         code="",
         function_arn="local:tools_exec_nap",
