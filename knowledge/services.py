@@ -128,9 +128,14 @@ def _prepare(data: bytes, mime_type: str) -> _Indexed:
     model = settings.CHAT_EMBEDDING_MODEL
     if model is None:
         return _Indexed(spans, None, None)
-    inputs = [f"{span.heading}\n\n{span.text}" if span.heading else span.text for span in spans]
-    vectors = np.asarray(embeddings.embed(inputs, model=model, purpose="document"), dtype=np.float32)
+    vectors = _embed([(span.heading, span.text) for span in spans], model)
     return _Indexed(spans, vectors, model)
+
+
+def _embed(chunks: list[tuple[str | None, str]], model: str) -> np.ndarray:
+    """One float32 row per (heading, text): the heading is embedded with the text it heads."""
+    inputs = [f"{heading}\n\n{text}" if heading else text for heading, text in chunks]
+    return np.asarray(embeddings.embed(inputs, model=model, purpose="document"), dtype=np.float32)
 
 
 def _store(document: Document, indexed: _Indexed) -> Document:
@@ -261,6 +266,39 @@ def document_delete(*, knowledge_base_id: str, document_id: str) -> None:
                 raise NotFound(f"knowledge base {knowledge_base_id} not found")
             raise NotFound(f"document {document_id} not found in knowledge base {knowledge_base_id}")
         KnowledgeBase.objects.filter(pk=knowledge_base_id).update(index_version=uuid.uuid4())
+
+
+def documents_to_reembed(*, model: str, knowledge_base_id: str | None = None, every: bool = False) -> list[Document]:
+    """The indexed local documents whose vectors are not `model`'s (all of them with `every`)."""
+    documents = Document.objects.defer("content").filter(status=DocumentStatus.INDEXED, knowledge_base__source=Source.LOCAL)
+    if knowledge_base_id is not None:
+        documents = documents.filter(knowledge_base_id=knowledge_base_id)
+    if not every:
+        documents = documents.exclude(embedding_model=model)
+    return list(documents.order_by("knowledge_base_id", "pk"))
+
+
+def document_reembed(*, document: Document, model: str) -> int:
+    """Embed an indexed document's chunks again with `model` (after CHAT_EMBEDDING_MODEL changed):
+    the text embedded is the chunks' own, so the upload is not needed. The number of chunks
+    embedded; 0 when the document was deleted or replaced meanwhile. EmbeddingError leaves it as it was."""
+    chunks = list(Chunk.objects.filter(document=document).order_by("ordinal").values_list("pk", "heading", "text"))
+    vectors = _embed([(heading, text) for _, heading, text in chunks], model) if chunks else None
+    with transaction.atomic():
+        KnowledgeBase.objects.select_for_update().filter(pk=document.knowledge_base_id).first()  # one indexer per base at a time
+        current = list(Chunk.objects.filter(document=document).order_by("ordinal").values_list("pk", flat=True))
+        if vectors is None or current != [pk for pk, _, _ in chunks]:
+            return 0
+        Chunk.objects.bulk_update(
+            [Chunk(pk=pk, embedding=vector.tobytes()) for pk, vector in zip(current, vectors, strict=True)],
+            ["embedding"],
+            batch_size=_INSERT_BATCH,
+        )
+        Document.objects.filter(pk=document.pk).update(embedding_model=model)
+        if pgvector.enabled():
+            pgvector.store(list(zip(current, vectors, strict=True)))
+        KnowledgeBase.objects.filter(pk=document.knowledge_base_id).update(index_version=uuid.uuid4())
+    return len(current)
 
 
 @task()

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 import re
+from io import StringIO
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from knowledge.models import Chunk
 from tests.conftest import assert_error
@@ -174,3 +176,43 @@ def test_a_word_in_most_chunks_no_longer_selects_results_but_still_finds_alone(a
     assert [r["title"] for r in query(admin_client, "handbook", "policy zebra")] == ["Zebra"]
     assert len(query(admin_client, "handbook", "policy")) == 5  # only frequent words: the rarest of them selects
     assert query(admin_client, "handbook", "this policy covers the zebra")[0]["title"] == "Zebra"
+
+
+def test_reembed_gives_documents_uploaded_before_the_model_vectors_of_it(admin_client, settings, embedding_model):
+    embedding_model.embed_with(counted)
+    settings.CHAT_EMBEDDING_MODEL = None
+    create_base(admin_client, "animals")
+    for title, text in CORPUS.items():
+        add_text(admin_client, "animals", title, text)
+    settings.CHAT_EMBEDDING_MODEL = EMBEDDING_MODEL
+    create_base(admin_client, "animals", retrieval={"mode": "semantic"})
+    assert query(admin_client, "animals", "feline") == []  # no vector of this model yet
+
+    dry = StringIO()
+    call_command("knowledge_reembed", "--dry-run", stdout=dry)
+    assert "5 documents would be embedded" in dry.getvalue() and query(admin_client, "animals", "feline") == []
+
+    call_command("knowledge_reembed", stdout=StringIO())
+    assert [r["title"] for r in query(admin_client, "animals", "feline")] == ["D", "A", "B", "E", "C"]
+    out = StringIO()
+    call_command("knowledge_reembed", stdout=out)  # nothing left to do
+    assert "0 documents embedded" in out.getvalue()
+
+
+def test_reembed_reports_a_failing_model_and_keeps_the_documents_as_they_were(admin_client, settings, embedding_model):
+    settings.CHAT_EMBEDDING_MODEL = None
+    create_base(admin_client, "animals")
+    add_text(admin_client, "animals", "A", "cat")
+    settings.CHAT_EMBEDDING_MODEL = EMBEDDING_MODEL
+    create_base(admin_client, "animals", retrieval={"mode": "semantic"})
+    embedding_model.embed_with(lambda text: [])
+    with pytest.raises(CommandError, match=r"the embedding model failed for:\n.*animals: A"):
+        call_command("knowledge_reembed", stdout=StringIO())
+    embedding_model.embed_with(counted)  # the model is back: the document still has no vector of it
+    assert query(admin_client, "animals", "cat") == []
+
+
+def test_reembed_needs_a_model(settings):
+    settings.CHAT_EMBEDDING_MODEL = None
+    with pytest.raises(CommandError, match="CHAT_EMBEDDING_MODEL is not set"):
+        call_command("knowledge_reembed")
