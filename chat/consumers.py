@@ -16,6 +16,7 @@ from typing import Any
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from rest_framework.exceptions import AuthenticationFailed
 
 from chat import turn
 from chatplatform import inflight
@@ -38,7 +39,9 @@ class ConverseConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_UNAUTHENTICATED, reason="authentication required: a valid ?token= or session cookie")
             return
         address = (self.scope.get("client") or ("unknown", 0))[0]
-        self.caller = turn.SocketCaller(getattr(user, "_wrapped", user), address)
+        session = self.scope.get("session")
+        cookie_session = None if "token=" in self.scope.get("query_string", b"").decode() else getattr(session, "session_key", None)
+        self.caller = turn.SocketCaller(getattr(user, "_wrapped", user), address, cookie_session)
         self.waiting: deque[str | bytes] = deque()
         self.unanswered = 0  # accepted turns not yet answered, the one running included
         self.open = True
@@ -92,6 +95,9 @@ class ConverseConsumer(AsyncWebsocketConsumer):
             events = turn.start(await turn.admit(self.caller, body))
         except turn.Refused as refused:
             await self._send_frame(turn.error_event(refused.error))
+            if isinstance(refused.error, AuthenticationFailed) and self.open:  # signed out: nothing more this socket can do
+                self.open = False
+                await self.close(code=CLOSE_UNAUTHENTICATED, reason=str(refused.error.detail))
             return
         # Read to the end even when the socket has closed: the next turn waits for this one.
         while (batch := await events.batch()) is not None:

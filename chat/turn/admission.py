@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any
 
 import orjson
+from django.conf import settings
 from django.http import HttpRequest
 from rest_framework import exceptions
 
@@ -83,16 +85,19 @@ class CookieCaller(Caller):
 
 
 class SocketCaller(Caller):
-    """A WebSocket's user, authenticated when the socket opened."""
+    """A WebSocket's user, authenticated when the socket opened. A socket opened with the `session`
+    cookie (`session_key`) is signed out with it: each turn checks that the session still exists."""
 
-    def __init__(self, user: ChatUser, address: str) -> None:
+    def __init__(self, user: ChatUser, address: str, session_key: str | None = None) -> None:
         super().__init__(address)
-        self.user = user
+        self.user, self.session_key = user, session_key
 
     def known_now(self) -> str | None:
         return f"user:{self.user.pk}"
 
     def authenticate(self) -> ChatUser:
+        if self.session_key is not None and not import_module(settings.SESSION_ENGINE).SessionStore().exists(self.session_key):
+            raise exceptions.AuthenticationFailed("signed out: the session this socket was opened with has ended; sign in again")
         return self.user
 
 

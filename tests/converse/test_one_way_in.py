@@ -142,3 +142,26 @@ def _reset_budget() -> None:
     from django.core.cache import cache
 
     cache.clear()
+
+
+async def test_a_socket_opened_with_the_cookie_is_signed_out_with_it(openai_server):
+    await sync_to_async(_apps)()
+    openai_server.script(lambda request: Reply(text="Signed in."))
+    headers = await _credentials("cookie", "ok")
+    socket = WebsocketCommunicator(application, "/ws/chat/converse", headers=[(b"cookie", headers["cookie"].encode())])
+    assert (await socket.connect())[0]
+    await socket.send_json_to(body())
+    while (frame := await socket.receive_json_from(timeout=10))["type"] != "done":
+        pass
+
+    signed_out = await AsgiClient().request("POST", "/accounts/logout/", headers=headers)
+    assert signed_out.status_code == 302
+    await socket.send_json_to(body())
+    while (refused := await socket.receive_json_from(timeout=10))["type"] != "error":
+        pass  # the first turn's title
+    closed = await socket.receive_output(timeout=10)
+    await wait_for_running_turns()
+
+    assert refused["type"] == "error" and refused["code"] == "AUTHENTICATION_REQUIRED" and "signed out" in refused["error"]
+    assert closed == {"type": "websocket.close", "code": 4401, "reason": refused["error"]}
+    assert len(openai_server.requests) == 1
