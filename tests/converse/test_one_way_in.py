@@ -151,7 +151,7 @@ async def test_a_socket_opened_with_the_cookie_is_signed_out_with_it(openai_serv
     socket = WebsocketCommunicator(application, "/ws/chat/converse", headers=[(b"cookie", headers["cookie"].encode())])
     assert (await socket.connect())[0]
     await socket.send_json_to(body())
-    while (frame := await socket.receive_json_from(timeout=10))["type"] != "done":
+    while (await socket.receive_json_from(timeout=10))["type"] != "done":
         pass
 
     signed_out = await AsgiClient().request("POST", "/accounts/logout/", headers=headers)
