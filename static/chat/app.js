@@ -275,6 +275,13 @@ function assistantMessage(messageId = null) {
   return { article, body, footer };
 }
 
+function markFailed({ article, footer }, reason) {
+  article.removeAttribute("aria-busy");
+  article.classList.add("message-failed");
+  article.setAttribute("aria-label", "The assistant could not answer");
+  footer.replaceChildren(el("p", { class: "message-failure", role: "note", text: `Not answered: ${reason}` }));
+}
+
 function traceLabel(trace) {
   switch (trace.stage) {
     case "tool":
@@ -430,8 +437,13 @@ function openFeedbackForm(footer, sessionId, messageId, kind, thumbs) {
 
 function showStoredMessage(message, sessionId, given) {
   if (message.source === "user") return userMessage(message.message, message.files, message.messageId);
-  const { article, body, footer } = assistantMessage(message.messageId);
+  const answer = assistantMessage(message.messageId);
+  const { article, body, footer } = answer;
   renderMarkdown(body, message.message);
+  if (message.error) {
+    markFailed(answer, message.error);
+    return article;
+  }
   const grade = (message.verifications || []).find((verification) => verification.grade)?.grade;
   renderGrade(footer, grade);
   renderTraces(footer, message.traces);
@@ -608,7 +620,10 @@ async function send(text, files = null) {
 
   if (how === "lost") await recover(turn, text, renderer, answer);
   else if (how === "error") {
-    answer.article.remove();
+    // A turn that started is stored with its failure (and what had streamed): shown as such, as a
+    // reload shows it, so that "Try again" reads as a second attempt, not a duplicate.
+    if (turn.userMessageId) markFailed(answer, turn.failure?.error || "the turn failed");
+    else answer.article.remove();
     if (!turn.userMessageId) {
       // Refused before the turn started (a rate limit, a check): nothing was stored, so the
       // message goes back into the box, its files with it, to be sent again.

@@ -86,9 +86,17 @@ def test_a_model_failure_says_so_and_can_be_retried(site: Site, model, person: P
     alert = page.get_by_role("alert")
     expect(alert).to_contain_text("The assistant could not answer: its model failed")
     shot(page, "error-model-failure")
+    failed = page.get_by_role("article", name="The assistant could not answer")
+    expect(failed.get_by_role("note")).to_contain_text("Not answered:")
     alert.get_by_role("button", name="Try again").click()
     expect(page.locator('[data-message-role="assistant"]').last).to_have_text("Now it works.")
     expect(page.locator(".alert")).to_be_empty()
+    # The stored history: the failed attempt, marked as such, then the second one; a reload shows the same.
+    expect(page.locator('[data-message-role="user"]')).to_have_count(2)
+    shot(page, "error-model-failure-retried")
+    page.reload()
+    expect(page.get_by_role("article", name="The assistant could not answer").get_by_role("note")).to_contain_text("Not answered:")
+    expect(page.locator('[data-message-role="assistant"]').last).to_have_text("Now it works.")
 
 
 def test_a_chat_app_the_person_may_not_use_is_refused_plainly(site: Site, person: Person):
