@@ -9,9 +9,12 @@ library verifies the id token's signature and nonce; it leaves the issuer and au
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
+from django.http import HttpRequest
+from django.shortcuts import resolve_url
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from chat.models import ChatUser
@@ -46,3 +49,15 @@ class ClaimsBackend(OIDCAuthenticationBackend):
             raise SuspiciousOperation("the id token is not for this client, from this issuer, or about a subject")
         user = ChatUser.objects.sync_from_claims(claims)
         return user if user.is_active else None
+
+
+def provider_logout_url(request: HttpRequest) -> str:
+    """Where signing out sends a person who signed in through the provider: its end_session_endpoint
+    (OpenID Connect RP-Initiated Logout 1.0), which comes back to the sign-in page. A person who
+    signed in with a password has no provider session to end."""
+    back = request.build_absolute_uri(resolve_url(settings.LOGOUT_REDIRECT_URL))
+    id_token = request.session.get("oidc_id_token")
+    if not id_token:
+        return back
+    query = {"id_token_hint": id_token, "post_logout_redirect_uri": back, "client_id": settings.OIDC_RP_CLIENT_ID}
+    return f"{settings.OIDC_OP_LOGOUT_ENDPOINT}?{urlencode(query)}"

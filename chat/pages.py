@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import secrets
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
@@ -43,9 +44,19 @@ def page_csp(nonce: str) -> str:
             "object-src 'none'",
             "base-uri 'none'",
             "frame-ancestors 'none'",
-            "form-action 'self'",
+            f"form-action 'self'{_provider_logout_origin()}",
         ]
     )
+
+
+def _provider_logout_origin() -> str:
+    """Signing out redirects the form to the OpenID provider's logout endpoint when there is one
+    (chat.oidc): browsers hold form-action to the redirect's target too."""
+    endpoint = getattr(settings, "OIDC_OP_LOGOUT_ENDPOINT", None) if settings.OIDC_ENABLED else None
+    if not endpoint:
+        return ""
+    parts = urlsplit(endpoint)
+    return f" {parts.scheme}://{parts.netloc}"
 
 
 def _render(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:

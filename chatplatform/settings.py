@@ -374,6 +374,11 @@ if OIDC_ENABLED:
     OIDC_USE_PKCE = _bool_env("OIDC_USE_PKCE", True)
     OIDC_TIMEOUT = 10
     OIDC_PROVIDER_NAME = os.environ.get("OIDC_PROVIDER_NAME") or "single sign-on"
+    # RP-initiated logout: signing out here also ends the provider's session (its end_session_endpoint).
+    OIDC_OP_LOGOUT_ENDPOINT = _url_env("OIDC_OP_LOGOUT_ENDPOINT", {"http", "https"})
+    if OIDC_OP_LOGOUT_ENDPOINT:
+        OIDC_STORE_ID_TOKEN = True
+        OIDC_OP_LOGOUT_URL_METHOD = "chat.oidc.provider_logout_url"
     LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?oidc=failed"
     INSTALLED_APPS.append("mozilla_django_oidc")
     AUTHENTICATION_BACKENDS.append("chat.oidc.ClaimsBackend")

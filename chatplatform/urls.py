@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path, re_path
+from django.views import View
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
@@ -38,6 +39,17 @@ admin_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"
 # The browser's pages (the chat page, sign-in) from the apps that have them, at the root.
 pages = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "page_urlpatterns", [])]
 
+
+def _sign_out_view() -> type[View]:
+    """With OIDC, mozilla-django-oidc's, which also ends the provider's session when
+    OIDC_OP_LOGOUT_ENDPOINT is set (chat.oidc.provider_logout_url)."""
+    if settings.OIDC_ENABLED:
+        from mozilla_django_oidc.views import OIDCLogoutView
+
+        return OIDCLogoutView
+    return auth_views.LogoutView
+
+
 urlpatterns = [
     path("api/chat/", include(chat_api)),
     path("api/chat-admin/", include(admin_api)),
@@ -45,7 +57,7 @@ urlpatterns = [
     path("api/docs/", DocsView.as_view(url_name="schema"), name="docs"),
     re_path(r"^api(?:/.*)?$", UnknownPathView.as_view()),
     path("admin/", admin.site.urls),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", _sign_out_view().as_view(), name="logout"),
     path("healthz", healthz),
     *pages,
 ]

@@ -107,7 +107,7 @@ def asgi_server(
         stdout=subprocess.DEVNULL,
         stderr=log,
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90
     try:
         while True:
             try:
@@ -118,7 +118,7 @@ def asgi_server(
                     log.seek(0)
                     raise RuntimeError(f"server exited: {log.read().decode(errors='replace')[-2000:]}") from None
                 if time.monotonic() > deadline:
-                    raise TimeoutError("server did not start within 30 s") from None
+                    raise TimeoutError("server did not start within 90 s") from None
                 time.sleep(0.05)
         yield ServerProcess(f"http://127.0.0.1:{port}", process)
     finally:

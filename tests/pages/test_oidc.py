@@ -62,7 +62,11 @@ def test_a_person_signs_in_through_the_provider_and_their_claims_fill_their_prof
     # The provider changes a claim: the next sign-in refreshes the profile, as a new token would.
     provider.user = {**CLAIMS, "family_name": "Murray Hopper"}
     page.get_by_role("button", name="Sign out").click()
-    page.goto(f"{site.url}/accounts/login/")
+    # Signing out ends the provider's session too (RP-initiated logout), which sends the person back to sign in.
+    expect(page).to_have_url(f"{site.url}/accounts/login/")
+    assert provider.ended_sessions[-1] == "grace-oidc"
+    assert provider.logout_requests[-1]["post_logout_redirect_uri"] == f"{site.url}/accounts/login/"
+    assert visitor.context.request.get(f"{site.url}/api/chat/user").status == 401
     page.get_by_role("link", name="Sign in with Test IdP").click()
     page.get_by_role("button", name="Continue").click()
     expect(page).to_have_url(f"{site.url}/")

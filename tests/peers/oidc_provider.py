@@ -45,6 +45,8 @@ class OIDCProvider:
         self._tokens: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self.token_requests: list[dict[str, str]] = []
+        self.logout_requests: list[dict[str, str]] = []
+        self.ended_sessions: list[str] = []
         self._serving: ThreadedServer | None = None
         self.port = 0
 
@@ -63,6 +65,7 @@ class OIDCProvider:
             "OIDC_OP_JWKS_ENDPOINT": f"{self.issuer}/jwks",
             "OIDC_OP_ISSUER": self.issuer,
             "OIDC_PROVIDER_NAME": "Test IdP",
+            "OIDC_OP_LOGOUT_ENDPOINT": f"{self.issuer}/logout",
         }
 
     def start(self) -> OIDCProvider:
@@ -144,6 +147,16 @@ class OIDCProvider:
             return 401, {"error": "invalid_token"}
         return 200, user
 
+    def _logout(self, query: dict[str, str]) -> tuple[int, str, bytes, dict[str, str]]:
+        """RP-initiated logout: the id token it was given must be one this provider issued to the client."""
+        self.logout_requests.append(query)
+        try:
+            claims = jwt.decode(query.get("id_token_hint", ""), self._key.public_key(), algorithms=["RS256"], audience=self.client_id)
+        except jwt.PyJWTError:
+            return 400, "text/plain", b"invalid id_token_hint", {}
+        self.ended_sessions.append(claims["sub"])
+        return 302, "text/plain", b"", {"location": query["post_logout_redirect_uri"]}
+
     async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
@@ -168,6 +181,8 @@ class OIDCProvider:
         elif method == "GET" and path == "/userinfo":
             status, answer = self._userinfo(headers.get("authorization", ""))
             content_type, payload = "application/json", json.dumps(answer).encode()
+        elif method == "GET" and path == "/logout":
+            status, content_type, payload, extra = self._logout(query)
         elif method == "GET" and path == "/jwks":
             status, content_type, payload = 200, "application/json", json.dumps(self._jwks()).encode()
         else:
