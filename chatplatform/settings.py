@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from chatplatform.model_names import model_name_error
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
@@ -87,6 +89,27 @@ def _url_env(name: str, schemes: set[str]) -> str | None:
     if parts.scheme not in schemes or (parts.scheme not in {"sqlite"} and not parts.hostname):
         raise _malformed(name, f"must be a URL with scheme {' or '.join(sorted(schemes))} and a host")
     return raw
+
+
+def _model_env(name: str, default: str) -> str:
+    """A model name (CONTRACT §7): refused at start-up, not at the first turn that uses it."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    error = model_name_error(raw)
+    if error is not None:
+        raise _malformed(name, error)
+    return raw
+
+
+def _choice_env(name: str, default: str, choices: tuple[str, ...], *, upper: bool = False) -> str:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    value = raw.upper() if upper else raw.lower()
+    if value not in choices:
+        raise _malformed(name, f"{raw!r} must be one of {', '.join(choices)}")
+    return value
 
 
 WEBHOOK_EVENTS = ("session.created", "session.completed", "feedback.created", "insight.generated")
@@ -319,7 +342,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["chatplatform.api.bodies.JSONParser"],
     "EXCEPTION_HANDLER": "chatplatform.api.exceptions.handle",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "chatplatform.api.negotiation.SingleRendererNegotiation",
     "DEFAULT_SCHEMA_CLASS": "chatplatform.api.schema.AutoSchema",
@@ -392,11 +415,11 @@ for _scope, _limit in _rate_overrides.items():
 
 CHAT_STAGE = os.environ.get("CHAT_STAGE") or "dev"
 CHAT_COMPANY_NAME = os.environ.get("CHAT_COMPANY_NAME", "")
-CHAT_DEFAULT_MODEL = os.environ.get("CHAT_DEFAULT_MODEL") or "offline"
-CHAT_VERIFICATION_MODEL = os.environ.get("CHAT_VERIFICATION_MODEL") or CHAT_DEFAULT_MODEL
-CHAT_SELECTION_MODEL = os.environ.get("CHAT_SELECTION_MODEL") or CHAT_DEFAULT_MODEL
-CHAT_TITLE_MODEL = os.environ.get("CHAT_TITLE_MODEL") or CHAT_DEFAULT_MODEL
-CHAT_INSIGHTS_MODEL = os.environ.get("CHAT_INSIGHTS_MODEL") or CHAT_DEFAULT_MODEL
+CHAT_DEFAULT_MODEL = _model_env("CHAT_DEFAULT_MODEL", "offline")
+CHAT_VERIFICATION_MODEL = _model_env("CHAT_VERIFICATION_MODEL", CHAT_DEFAULT_MODEL)
+CHAT_SELECTION_MODEL = _model_env("CHAT_SELECTION_MODEL", CHAT_DEFAULT_MODEL)
+CHAT_TITLE_MODEL = _model_env("CHAT_TITLE_MODEL", CHAT_DEFAULT_MODEL)
+CHAT_INSIGHTS_MODEL = _model_env("CHAT_INSIGHTS_MODEL", CHAT_DEFAULT_MODEL)
 CHAT_SITE_FEATURES = _json_env("CHAT_SITE_FEATURES", {"promptInputFieldLabel": "Ask a question"}, dict)
 CHAT_WEBHOOKS = _webhooks_env("CHAT_WEBHOOKS")
 CHAT_MODEL_PRICES = _json_env(
@@ -491,11 +514,24 @@ CHAT_WEBHOOK_CONCURRENCY = _int_env("CHAT_WEBHOOK_CONCURRENCY", 16, minimum=1)
 # Session insights (CONTRACT §5): the time limit of one analysis by CHAT_INSIGHTS_MODEL.
 CHAT_INSIGHTS_TIMEOUT_SECONDS = _float_env("CHAT_INSIGHTS_TIMEOUT_SECONDS", 120.0)
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_LEVEL = _choice_env("LOG_LEVEL", "INFO", LOG_LEVELS, upper=True)
+# `json`: one JSON object a line (python-json-logger), for log collectors; `text` for people.
+LOG_FORMAT = _choice_env("LOG_FORMAT", "text", ("text", "json"))
+_LOG_FORMATTERS = {
+    "text": {"format": "%(message)s"},
+    "json": {
+        "()": "pythonjsonlogger.json.JsonFormatter",
+        "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
+        "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+    },
+}
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "formatters": {"default": _LOG_FORMATTERS[LOG_FORMAT]},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "default"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     # Django's own console handler would print every record a second time through the root.
     "loggers": {
         "django": {"handlers": [], "level": "INFO", "propagate": True},
