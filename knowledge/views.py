@@ -5,10 +5,11 @@ from __future__ import annotations
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from chatplatform.api.bodies import JSONParser
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.api.views import AdminApiViewSet, ok
 from knowledge import ingest, selectors, services
