@@ -14,7 +14,6 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
-from django_json_widget.widgets import JSONEditorWidget
 from markdown_it import MarkdownIt
 from rest_framework import serializers
 
@@ -38,6 +37,7 @@ from chat.models import (
 )
 from chat.selectors import OPEN_FEEDBACK
 from chat.serializers import ChatAppWriteSerializer, validate_chat_app
+from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.exceptions import flatten_errors
 
 
@@ -67,8 +67,7 @@ class ChatUserAdmin(UserAdmin):
         form = super().get_form(request, obj, **kwargs)
         for name in ("custom_data", "roles", "prefs"):
             if name in form.base_fields:
-                form.base_fields[name].widget = JSONEditorWidget(height="160px")
-                form.base_fields[name].required = False
+                form.base_fields[name] = JSONField(required=False, widget=JSONEditor(height="160px"))
         return form
 
 
@@ -76,7 +75,7 @@ class ChatUserAdmin(UserAdmin):
 _CHAT_APP_MODEL_FIELD = {name: field.source for name, field in ChatAppWriteSerializer().fields.items()}
 
 
-class ChatAppForm(forms.ModelForm):
+class ChatAppForm(AdminForm):
     """Runs the Admin API's chat app validator in clean(); ChatAppAdmin saves through its service."""
 
     class Meta:
@@ -95,8 +94,9 @@ class ChatAppForm(forms.ModelForm):
             "dont_cache_this",
             "test_type",
         ]
-        widgets = {name: JSONEditorWidget(height="160px") for name in ("user_types", "user_roles", "modes_supported")} | {
-            "features": JSONEditorWidget(height="320px")
+        field_classes = dict.fromkeys(("user_types", "user_roles", "modes_supported", "features"), JSONField)
+        widgets = {name: JSONEditor(height="160px") for name in ("user_types", "user_roles", "modes_supported")} | {
+            "features": JSONEditor(height="320px")
         }
         help_texts = {
             "user_types": 'e.g. ["internal-user"]; empty: every user type.',

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import URLPattern, path, reverse
-from django_json_widget.widgets import JSONEditorWidget
 from rest_framework import serializers
 
+from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.errors import ApiError
 from chatplatform.api.exceptions import flatten_errors
 from knowledge import ingest, selectors, services
@@ -34,13 +33,14 @@ _FIELDS = {
 _RETRIEVAL = {"strategy": "strategy", "topK": "top_k", "mode": "mode"}
 
 
-class KnowledgeBaseForm(forms.ModelForm):
+class KnowledgeBaseForm(AdminForm):
     """Runs the Admin API's validation in clean(); the admin saves through knowledge.services."""
 
     class Meta:
         model = KnowledgeBase
         fields = ["knowledge_base_id", "name", "description", "source", "external_id", "strategy", "top_k", "mode", "access_rules"]
-        widgets = {"access_rules": JSONEditorWidget(height="160px")}
+        field_classes = {"access_rules": JSONField}
+        widgets = {"access_rules": JSONEditor(height="160px")}
         help_texts = {
             "description": "Told to the model: what the collection holds and when to search it.",
             "mode": "Semantic and hybrid need CHAT_EMBEDDING_MODEL.",
