@@ -179,6 +179,14 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
             setattr(obj, field.attname, getattr(agent, field.attname))
         obj._state.adding = False
 
+    # Deletes go through the service too: its rules (collaborators) and the audit log.
+    def delete_model(self, request: HttpRequest, obj: AgentDefinition) -> None:
+        services.agent_delete(agent_id=obj.agent_id, user_id=request.user.pk)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[AgentDefinition]) -> None:
+        for agent_id in queryset.values_list("agent_id", flat=True):
+            services.agent_delete(agent_id=agent_id, user_id=request.user.pk)
+
     def get_urls(self) -> list[URLPattern]:
         rollback = path(
             "<path:object_id>/rollback/",

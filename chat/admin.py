@@ -146,10 +146,18 @@ class ChatAppAdmin(admin.ModelAdmin):
         return (*self.readonly_fields, "chat_app_id") if obj is not None else self.readonly_fields
 
     def save_model(self, request: HttpRequest, obj: ChatApp, form: ChatAppForm, change: bool) -> None:
-        app = chat_services.chat_app_upsert(data=form.chat_app_data)
+        app = chat_services.chat_app_upsert(data=form.chat_app_data, user_id=request.user.pk)
         for field in ChatApp._meta.concrete_fields:
             setattr(obj, field.attname, getattr(app, field.attname))
         obj._state.adding = False
+
+    # Deletes go through the service too, which records them in the audit log.
+    def delete_model(self, request: HttpRequest, obj: ChatApp) -> None:
+        chat_services.chat_app_delete(chat_app_id=obj.chat_app_id, user_id=request.user.pk)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ChatApp]) -> None:
+        for chat_app_id in queryset.values_list("chat_app_id", flat=True):
+            chat_services.chat_app_delete(chat_app_id=chat_app_id, user_id=request.user.pk)
 
 
 # --- Sessions, messages, feedback ----------------------------------------------------------------

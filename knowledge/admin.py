@@ -126,12 +126,12 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
         return super().delete_view(request, object_id, extra_context)
 
     def delete_model(self, request: HttpRequest, obj: KnowledgeBase) -> None:
-        services.knowledge_base_delete(knowledge_base_id=obj.pk)
+        services.knowledge_base_delete(knowledge_base_id=obj.pk, user_id=request.user.pk)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[KnowledgeBase]) -> None:
         for base in queryset:
             try:
-                services.knowledge_base_delete(knowledge_base_id=base.pk)
+                services.knowledge_base_delete(knowledge_base_id=base.pk, user_id=request.user.pk)
             except ApiError as exc:
                 messages.error(request, f"Not deleted: {exc.message}")
 
@@ -216,8 +216,10 @@ class DocumentAdmin(admin.ModelAdmin):
         return False
 
     def delete_model(self, request: HttpRequest, obj: Document) -> None:
-        services.document_delete(knowledge_base_id=obj.knowledge_base_id, document_id=str(obj.document_id))
+        services.document_delete(knowledge_base_id=obj.knowledge_base_id, document_id=str(obj.document_id), user_id=request.user.pk)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         for document in queryset:
-            services.document_delete(knowledge_base_id=document.knowledge_base_id, document_id=str(document.document_id))
+            services.document_delete(
+                knowledge_base_id=document.knowledge_base_id, document_id=str(document.document_id), user_id=request.user.pk
+            )

@@ -80,7 +80,7 @@ class KnowledgeBaseAdminViewSet(AdminApiViewSet):
 
     @extend_schema(operation_id="knowledge_base_delete", parameters=[_ID], responses=_Success)
     def destroy(self, request: Request, knowledgeBaseId: str) -> Response:
-        services.knowledge_base_delete(knowledge_base_id=knowledgeBaseId)
+        services.knowledge_base_delete(knowledge_base_id=knowledgeBaseId, user_id=request.user.pk)
         return ok()
 
     @extend_schema(
@@ -181,5 +181,5 @@ class DocumentAdminViewSet(AdminApiViewSet):
         responses=_Success,
     )
     def destroy(self, request: Request, knowledgeBaseId: str, documentId: str) -> Response:
-        services.document_delete(knowledge_base_id=knowledgeBaseId, document_id=documentId)
+        services.document_delete(knowledge_base_id=knowledgeBaseId, document_id=documentId, user_id=request.user.pk)
         return ok()

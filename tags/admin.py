@@ -108,10 +108,10 @@ class TagDefinitionAdmin(admin.ModelAdmin):
             setattr(obj, field.attname, getattr(saved, field.attname))
 
     def delete_model(self, request: HttpRequest, obj: TagDefinition) -> None:
-        services.tags_delete(ids=[obj.pk])
+        services.tags_delete(ids=[obj.pk], user_id=request.user.pk)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[TagDefinition]) -> None:
-        services.tags_delete(ids=list(queryset.values_list("pk", flat=True)))
+        services.tags_delete(ids=list(queryset.values_list("pk", flat=True)), user_id=request.user.pk)
 
     def _move(self, request: HttpRequest, queryset: QuerySet[TagDefinition], status: TagStatus) -> None:
         changed = services.tags_set_status(ids=list(queryset.values_list("pk", flat=True)), status=status, user_id=request.user.pk)

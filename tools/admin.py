@@ -165,8 +165,8 @@ class ToolDefinitionAdmin(admin.ModelAdmin):
         obj._state.adding = False
 
     def delete_model(self, request: HttpRequest, obj: ToolDefinition) -> None:
-        services.tool_delete(tool_id=obj.tool_id)
+        services.tool_delete(tool_id=obj.tool_id, user_id=request.user.pk)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ToolDefinition]) -> None:
         for tool_id in queryset.values_list("tool_id", flat=True):
-            services.tool_delete(tool_id=tool_id)
+            services.tool_delete(tool_id=tool_id, user_id=request.user.pk)

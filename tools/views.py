@@ -65,7 +65,7 @@ class ToolAdminViewSet(AdminApiViewSet):
         responses=inline_serializer("ToolDeleteResponse", {"success": serializers.BooleanField()}),
     )
     def destroy(self, request: Request, tool_id: str) -> Response:
-        if not services.tool_delete(tool_id=tool_id):
+        if not services.tool_delete(tool_id=tool_id, user_id=request.user.pk):
             raise NotFound(f"tool {tool_id} not found")
         return ok()
 

@@ -280,7 +280,7 @@ class Command(BaseCommand):
                 if self.wanted(AgentDefinition, agent_id=agent["agentId"]):
                     agent_upsert(data=agent, user_id=SEEDED_BY)
             if self.wanted(ChatApp, chat_app_id=CHAT_APP["chatAppId"]):
-                chat_app_upsert(data=CHAT_APP)
+                chat_app_upsert(data=CHAT_APP, user_id=SEEDED_BY)
             for definition in TAG_DEFINITIONS:
                 if self.wanted(TagDefinition, scope=definition["scope"], tag=definition["tag"]):
                     serializer = TagDefinitionSerializer(data=definition)
