@@ -448,6 +448,8 @@ CHAT_OFFLINE_TOKEN_DELAY_MS = _int_env("CHAT_OFFLINE_TOKEN_DELAY_MS", 20, minimu
 CHAT_WS_MAX_QUEUED_TURNS = _int_env("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
 # On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).
 CHAT_SHUTDOWN_GRACE_SECONDS = _float_env("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
+# The bearer token a Prometheus scraper sends to /metrics; admins may read it without (chatplatform.metrics).
+CHAT_METRICS_TOKEN = os.environ.get("CHAT_METRICS_TOKEN", "")
 # Tool execution: the sandbox of inline JavaScript tools, the largest result a tool may
 # give the model (bytes of JSON), model round trips per turn, and how much of a call's arguments
 # and result a trace keeps.

@@ -95,6 +95,8 @@ ACCESS: dict[str, Access] = {
     "GET admin/": Access.DJANGO_ADMIN,
     "POST accounts/logout/": Access.PUBLIC,
     "GET healthz": Access.PUBLIC,
+    "GET readyz": Access.PUBLIC,
+    "GET metrics": Access.ADMIN,  # or CHAT_METRICS_TOKEN (tests/converse/test_metrics.py)
     "GET ": Access.PAGE,
     "GET accounts/login/": Access.PUBLIC,
     "POST accounts/login/": Access.PUBLIC,
