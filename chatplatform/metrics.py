@@ -12,6 +12,7 @@ empty directory shared by them before they start. Each process then writes its s
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -78,11 +79,17 @@ def _endpoint(path: str) -> str:
     return "page"
 
 
+access_log = logging.getLogger("chatplatform.access")
+
+
 class RequestMetrics:
-    """Counts every HTTP request by the status it is answered with, and times its first byte."""
+    """Counts every HTTP request by the status it is answered with, and times its first byte. With
+    LOG_FORMAT=json it also logs one line per request (uvicorn's access log is text only: run it
+    with --no-access-log then; docs/deploy.md)."""
 
     def __init__(self, inner: ASGIApp) -> None:
         self.inner = inner
+        self.log = settings.LOG_FORMAT == "json"
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -92,8 +99,20 @@ class RequestMetrics:
 
         async def timed_send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
+                seconds = time.perf_counter() - started
                 REQUESTS.labels(endpoint, scope["method"], str(message["status"])).inc()
-                REQUEST_SECONDS.labels(endpoint).observe(time.perf_counter() - started)
+                REQUEST_SECONDS.labels(endpoint).observe(seconds)
+                if self.log:
+                    access_log.info(
+                        "request",
+                        extra={
+                            "method": scope["method"],
+                            "path": scope["path"],
+                            "status": message["status"],
+                            "durationMs": round(seconds * 1000, 1),
+                            "client": (scope.get("client") or ("", 0))[0],
+                        },
+                    )
             await send(message)
 
         await self.inner(scope, receive, timed_send)
