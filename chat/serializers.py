@@ -32,6 +32,7 @@ from chat.models import (
     TurnSource,
     UserType,
 )
+from chatplatform.api.schema import documented
 
 
 class ChatUserSerializer(serializers.Serializer):
@@ -129,19 +130,23 @@ def _check_agent_exists(value: str) -> None:
         raise serializers.ValidationError(f"agent {value} does not exist")
 
 
+@documented({"type": "array", "items": {"type": "string", "enum": UserType.values}, "uniqueItems": True})
 def _check_user_types(value: Any) -> None:
     _distinct_choices(value, UserType.values)
 
 
+@documented({"type": "array", "items": {"type": "string", "minLength": 1}})
 def _check_user_roles(value: Any) -> None:
     if not isinstance(value, list) or not all(isinstance(role, str) and role for role in value):
         raise serializers.ValidationError("must be a list of non-empty strings")
 
 
+@documented({"type": "array", "items": {"type": "string", "enum": ChatAppMode.values}, "uniqueItems": True})
 def _check_modes(value: Any) -> None:
     _distinct_choices(value, ChatAppMode.values)
 
 
+@documented({"type": "object"})
 def _check_features(value: Any) -> None:
     """The one feature-shape check (chat.features), in this API's error form."""
     try:

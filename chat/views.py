@@ -488,7 +488,10 @@ class ConverseView(ApiView):
     @extend_schema(
         operation_id="chat_converse",
         request=ConverseRequestSerializer,
-        responses=ConverseResponseSerializer,
+        responses={
+            (200, "application/json"): ConverseResponseSerializer,
+            (200, "text/event-stream"): OpenApiTypes.STR,
+        },
         description=(
             "Send a message to an agent. With `Accept: text/event-stream` the answer streams as Server-Sent Events "
             "`session`, `delta`, `trace` (traces feature), `done` (these response fields), `title` (new sessions), `error`; "

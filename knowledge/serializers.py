@@ -11,6 +11,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from chatplatform.api.fields import StrictCharField, check_access_rules
+from chatplatform.api.schema import documented
 from knowledge.models import Document, KnowledgeBase, Mode, Source, Strategy
 from knowledge.search import default_mode, effective_mode
 
@@ -34,6 +35,7 @@ def check_knowledge_base_id(value: str) -> None:
         raise serializers.ValidationError(KNOWLEDGE_BASE_ID_RULE)
 
 
+@documented({"type": "object"})
 def check_object(value: Any) -> None:
     if not isinstance(value, dict):
         raise serializers.ValidationError("must be an object")

@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from chatplatform.access import InvalidCondition, compile_condition
+from chatplatform.api.schema import documented
 
 # Messages that read after the field name: "agent.basePrompt: is required".
 STRING_MESSAGES = {
@@ -42,6 +43,22 @@ def error_at(path: tuple[str | int, ...], message: str) -> serializers.Validatio
 ACCESS_RULE_KEYS = frozenset({"condition", "effect", "order", "description"})
 
 
+@documented(
+    {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "condition": {"type": "string", "nullable": True},
+                "effect": {"type": "string", "enum": ["allow", "deny"]},
+                "order": {"type": "number", "nullable": True},
+                "description": {"type": "string", "nullable": True},
+            },
+            "required": ["effect"],
+            "additionalProperties": False,
+        },
+    }
+)
 def check_access_rules(value: Any) -> list[dict[str, Any]]:
     """SPEC.md AccessRule: `{condition?, effect, order?, description?}`; conditions must be valid CEL.
     The validator of every `accessRules` field written through a serializer (agents, knowledge bases)."""
