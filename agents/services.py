@@ -97,7 +97,7 @@ def agent_rollback(*, agent_id: str, version: int, user_id: str) -> AgentDefinit
             raise _not_found(agent_id)
         row = AgentVersion.objects.filter(agent=existing, version=version).first()
         if row is None:
-            raise InvalidRequest(f"agent {agent_id} has no version {version}", field="version")
+            raise NotFound(f"agent {agent_id} has no version {version}")  # as GET .../versions/{version}
         writable = set(AgentWriteSerializer().fields)
         data = {name: value for name, value in row.definition.items() if name in writable}
         data["agentId"] = agent_id
