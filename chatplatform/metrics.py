@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from rest_framework import exceptions
 
@@ -43,11 +43,15 @@ TOOL_SECONDS = Histogram("chat_tool_call_duration_seconds", "Time a tool call to
 
 
 def turn_finished(outcome: str, seconds: float) -> None:
+    if not settings.CHAT_METRICS_ENABLED:
+        return
     TURNS.labels(outcome).inc()
     TURN_SECONDS.labels(outcome).observe(seconds)
 
 
 def model_called(stage: str, model: str, input_tokens: int, output_tokens: int, seconds: float) -> None:
+    if not settings.CHAT_METRICS_ENABLED:
+        return
     MODEL_CALLS.labels(stage, model).inc()
     MODEL_SECONDS.labels(stage).observe(seconds)
     TOKENS.labels(model, "input").inc(input_tokens)
@@ -55,6 +59,8 @@ def model_called(stage: str, model: str, input_tokens: int, output_tokens: int, 
 
 
 def tool_called(ok: bool, seconds: float) -> None:
+    if not settings.CHAT_METRICS_ENABLED:
+        return
     outcome = "ok" if ok else "error"
     TOOL_CALLS.labels(outcome).inc()
     TOOL_SECONDS.labels(outcome).observe(seconds)
@@ -92,7 +98,8 @@ class RequestMetrics:
         self.log = settings.LOG_FORMAT == "json"
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        counted = settings.CHAT_METRICS_ENABLED
+        if scope["type"] != "http" or not (counted or self.log):
             return await self.inner(scope, receive, send)
         started = time.perf_counter()
         endpoint = _endpoint(scope["path"])
@@ -100,8 +107,9 @@ class RequestMetrics:
         async def timed_send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 seconds = time.perf_counter() - started
-                REQUESTS.labels(endpoint, scope["method"], str(message["status"])).inc()
-                REQUEST_SECONDS.labels(endpoint).observe(seconds)
+                if counted:
+                    REQUESTS.labels(endpoint, scope["method"], str(message["status"])).inc()
+                    REQUEST_SECONDS.labels(endpoint).observe(seconds)
                 if self.log:
                     access_log.info(
                         "request",
@@ -147,6 +155,8 @@ def _registry() -> CollectorRegistry:
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:
+    if not settings.CHAT_METRICS_ENABLED:
+        raise Http404("metrics are off (CHAT_METRICS_ENABLED)")
     allowed = _allowed(request)
     if allowed is None:
         response = JsonResponse({"success": False, "error": "authentication required", "code": "AUTHENTICATION_REQUIRED"}, status=401)

@@ -84,3 +84,16 @@ async def test_the_scraper_token_reads_the_metrics(settings):
     settings.CHAT_METRICS_TOKEN = "scraper-secret"
     samples = await scrape(Authorization="Bearer scraper-secret")
     assert any(name.startswith("chat_http_requests_total") for name, _ in samples)
+
+
+async def test_metrics_switched_off_count_nothing_and_are_not_served(app, async_client_for, openai_server, settings):
+    openai_server.script([Reply(text="Fine.")])
+    before = await scrape()
+    settings.CHAT_METRICS_ENABLED = False
+    await converse(async_client_for("alice"))
+    hidden = await AsgiClient().request("GET", "/metrics", headers={"Authorization": f"Bearer {bearer_token('ops', admin=True)}"})
+    settings.CHAT_METRICS_ENABLED = True
+    after = await scrape()
+    assert hidden.status_code == 404
+    assert moved(before, after, "chat_turns_total", outcome="done") == 0
+    assert moved(before, after, "chat_http_requests_total", endpoint="converse", method="POST", status="200") == 0
