@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,6 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
-from markdown_it import MarkdownIt
 from rest_framework import serializers
 
 from chat import services as chat_services
@@ -274,7 +274,13 @@ class SessionFeedbackInline(admin.TabularInline):
         return False
 
 
-_markdown = MarkdownIt("commonmark", {"html": False})  # raw HTML in a model's report is escaped, not rendered
+@functools.cache
+def _markdown() -> Any:
+    """The insight reports' renderer, built at the first report shown (not when Django starts).
+    Raw HTML in a model's report is escaped, not rendered."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False})
 
 
 @admin.register(ChatSession)
@@ -364,7 +370,7 @@ class ChatSessionAdmin(admin.ModelAdmin):
             insight.version,
             table,
             facts,
-            mark_safe(_markdown.render(insight.detail_markdown)),  # markdown-it escapes raw HTML (html=False)
+            mark_safe(_markdown().render(insight.detail_markdown)),  # markdown-it escapes raw HTML (html=False)
         )
 
 

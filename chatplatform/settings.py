@@ -157,7 +157,9 @@ if SECRET_KEY == _DEV_SECRET and "pytest" not in sys.modules:
     sys.stderr.write("warning: SECRET_KEY is not set; using the development key. Never run like this in production.\n")
 
 INSTALLED_APPS = [
-    "daphne",  # makes `manage.py runserver` serve the whole ASGI application (CONTRACT §1)
+    # `manage.py runserver` through Daphne, the whole ASGI application (CONTRACT §1). First, so its
+    # runserver wins over staticfiles'; it imports Daphne only when that command runs.
+    "chatplatform.devserver",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -173,7 +175,6 @@ INSTALLED_APPS = [
     "channels",
     "django_tasks",
     "django_tasks_db",
-    "django_rq",
     "chatplatform",
     "tools",
     "tags",
@@ -489,6 +490,9 @@ if CHAT_TASK_BACKEND not in _TASK_BACKENDS:
 if CHAT_TASK_BACKEND == "rq" and not REDIS_URL:
     raise _malformed("CHAT_TASK_BACKEND", "rq needs REDIS_URL")
 TASKS = {"default": _TASK_BACKENDS[CHAT_TASK_BACKEND]}
+if CHAT_TASK_BACKEND == "rq":
+    # Its app (the RQ dashboard) imports redis and rq: only where RQ is the backend.
+    INSTALLED_APPS.append("django_rq")
 # django-rq's queue (the RQ backend's broker); the worker runs jobs in its own process, no fork.
 RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 900}}
 # How often an idle worker looks for due tasks, webhook deliveries and periodic jobs.

@@ -14,9 +14,8 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django_tasks import task
@@ -27,6 +26,9 @@ from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound
 from knowledge import ingest, pgvector
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, Source
 from knowledge.serializers import validate_knowledge_base
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +128,8 @@ def _key(source_url: str | None, title: str) -> str:
 
 def _prepare(data: bytes, mime_type: str) -> _Indexed:
     """Extract, chunk and embed (ExtractionError or EmbeddingError); no database."""
+    import numpy as np  # at first use: not when Django starts
+
     spans = ingest.chunk(ingest.extract(data, mime_type))
     if not spans:
         raise ingest.ExtractionError("the document holds no text")

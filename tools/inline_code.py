@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import re
 import secrets
+from typing import TYPE_CHECKING
 
-import quickjs
+if TYPE_CHECKING:
+    import quickjs
 
 MAX_CODE_LENGTH = 100_000
 TIME_LIMIT_SECONDS = 0.5
@@ -260,6 +262,8 @@ def _is_single_function_expression(tokens: list[Token]) -> bool:
 
 
 def _fresh_context() -> quickjs.Context:
+    import quickjs  # the engine, at the first check: not when Django starts
+
     context = quickjs.Context()
     context.set_time_limit(TIME_LIMIT_SECONDS)
     context.set_memory_limit(MEMORY_LIMIT_BYTES)
@@ -294,6 +298,8 @@ def check_function_expression(code: str) -> None:
         raise InvalidCode(f"must be at most {MAX_CODE_LENGTH} characters")
     if not code.strip():
         raise InvalidCode("is required")
+    import quickjs
+
     nonce = secrets.token_hex(8)
     sentinel = f"parsed-{nonce}"
     probe = f"__toolCodeProbe_{nonce}"
