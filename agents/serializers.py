@@ -359,14 +359,14 @@ class AgentUpsertRequestSerializer(serializers.Serializer):
     agent = serializers.JSONField(
         validators=[check_object], help_text="AgentDefinitionForCreate, or AgentDefinitionForUpdate: agentId and the fields to change."
     )
-    userId = serializers.CharField(required=False, allow_blank=True, help_text="Stamped as createdBy / lastModifiedBy.")
+    userId = StrictCharField(required=False, allow_blank=True, help_text="Stamped as createdBy / lastModifiedBy.")
 
 
 class AgentSearchRequestSerializer(serializers.Serializer):
     agentIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
 
 
 class AgentRollbackRequestSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=1)
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)

@@ -16,6 +16,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from chatplatform.api.fields import StrictBooleanField
 from tags.models import TagDefinition, TagStatus, UsageMode
 from tags.validation import (
     NAME_PATTERN,
@@ -242,7 +243,7 @@ class TagDefinitionDeleteRequestSerializer(serializers.Serializer):
 
 
 class TagDefinitionSearchRequestSerializer(serializers.Serializer):
-    includeInstructions = serializers.BooleanField(required=False, default=False)
+    includeInstructions = StrictBooleanField(required=False, default=False)
     paginationToken = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 
 

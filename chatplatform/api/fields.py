@@ -32,6 +32,15 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A boolean field that takes true and false only, not DRF's "yes", 1 or "on"."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
 def error_at(path: tuple[str | int, ...], message: str) -> serializers.ValidationError:
     """A ValidationError nested along `path`, so the envelope reads `field[1].key: message`."""
     detail: Any = [message]
