@@ -222,6 +222,9 @@ class Command(BaseCommand):
         "project's docs) and print the logins. Creates what is missing, never changes what exists; --reset restores it."
     )
 
+    # `make run` runs this on every start, after `migrate` has run the system checks.
+    requires_system_checks: list[str] = []
+
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--reset", action="store_true", help="Write every demo record back as the demo defines it.")
         parser.add_argument("--url", default="http://127.0.0.1:8000", help="The server's address, for the printed links.")
