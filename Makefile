@@ -24,8 +24,9 @@ install: $(VENV)/.installed
 migrate: install
 	$(PY) manage.py migrate --noinput
 
-demo: migrate
-	$(PY) manage.py seed_demo --url http://$(HOST):$(PORT)
+# Migrations are applied by seed_demo --migrate when any is unapplied: one process per start.
+demo: install
+	$(PY) manage.py seed_demo --migrate --url http://$(HOST):$(PORT)
 
 # The server and one background worker; Ctrl-C stops both (the worker finishes its current task).
 # The worker runs in a session of its own, so that it gets one SIGTERM from the trap, not the terminal's SIGINT too.

@@ -5,7 +5,7 @@
 
 Each command runs --repeat times in a fresh process against a throwaway SQLite database; the
 median wall time is printed. "restart" is what `make run` does on a machine that ran it before:
-migrate (nothing to apply), seed_demo (everything exists), start the server, and the time until
+migrate (nothing to apply) and seed_demo (everything exists), start the server, and the time until
 GET /healthz first answers. The first, untimed round creates and seeds the database.
 """
 
@@ -51,11 +51,16 @@ def free_port() -> int:
 
 
 def restart(root: Path, env: dict[str, str]) -> tuple[float, float, float]:
-    """migrate + seed_demo + server start to the first answer: (migrate, seed, to first answer)."""
+    """What `make run` does before serving, then the server to its first answer: (migrate, seed,
+    to first answer). A checkout whose Makefile runs `seed_demo --migrate` does both in one."""
     started = time.perf_counter()
-    run(root, env, "migrate", "--noinput")
-    migrated = time.perf_counter()
-    run(root, env, "seed_demo")
+    if "seed_demo --migrate" in (root / "Makefile").read_text():
+        migrated = started
+        run(root, env, "seed_demo", "--migrate")
+    else:
+        run(root, env, "migrate", "--noinput")
+        migrated = time.perf_counter()
+        run(root, env, "seed_demo")
     seeded = time.perf_counter()
     port = free_port()
     server = subprocess.Popen(

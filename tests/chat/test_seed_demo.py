@@ -102,3 +102,16 @@ def test_seed_demo_prints_the_servers_address_it_is_given():
     call_command("seed_demo", "--url", "http://127.0.0.1:8100", stdout=out)
     assert "http://127.0.0.1:8100/admin/" in out.getvalue()
     assert ":8000" not in out.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_seed_demo_migrate_applies_what_is_unapplied_and_nothing_otherwise():
+    call_command("migrate", "chatplatform", "0001", verbosity=0)  # one migration of ours unapplied
+    out = StringIO()
+    call_command("seed_demo", "--migrate", stdout=out)
+    assert "Applying chatplatform.0002" in out.getvalue()
+
+    again = StringIO()
+    call_command("seed_demo", "--migrate", stdout=again)
+    assert "Applying" not in again.getvalue()
+    assert "Operations to perform" not in again.getvalue(), "migrate did not run at all"

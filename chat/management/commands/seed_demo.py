@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
-from django.db import models, transaction
+from django.db import connection, models, transaction
+from django.db.migrations.executor import MigrationExecutor
 
 from agents.models import AgentDefinition
 from agents.services import agent_upsert
@@ -228,6 +230,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--reset", action="store_true", help="Write every demo record back as the demo defines it.")
         parser.add_argument("--url", default="http://127.0.0.1:8000", help="The server's address, for the printed links.")
+        parser.add_argument(
+            "--migrate", action="store_true", help="Apply unapplied migrations first; nothing when there are none (make run)."
+        )
+
+    def migrate_if_needed(self) -> None:
+        """`make run` starts here on every start: one process instead of `migrate` then `seed_demo`,
+        and no migrate (nor its system checks) when every migration is applied already."""
+        executor = MigrationExecutor(connection)
+        if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+            call_command("migrate", interactive=False, stdout=self.stdout)
 
     def wanted(self, model: type[models.Model], **lookup: Any) -> bool:
         """Whether to write this demo record: when it is missing, or on --reset. Counts what is kept."""
@@ -258,6 +270,8 @@ class Command(BaseCommand):
         return len(paths)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["migrate"]:
+            self.migrate_if_needed()
         self.reset, self.written, self.kept = options["reset"], 0, 0
         documents = 0
         with transaction.atomic():
