@@ -368,5 +368,5 @@ class AgentSearchRequestSerializer(serializers.Serializer):
 
 
 class AgentRollbackRequestSerializer(serializers.Serializer):
-    version = serializers.IntegerField(min_value=1)
+    version = serializers.IntegerField(min_value=1, max_value=2**31 - 1)  # the column is an integer
     userId = StrictCharField(required=False, allow_blank=True)

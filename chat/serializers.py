@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from agents.models import AgentDefinition, TestType
 from agents.serializers import StrictCharField, check_not_blank, check_object, error_at
-from chat.features import InvalidFeatures, validate_features
+from chat.features import KNOWN_FEATURES, InvalidFeatures, validate_features
 from chat.models import (
     ApplyRulesAs,
     ChatApp,
@@ -86,15 +86,16 @@ class UserIdQuerySerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
 
 
+@documented({"type": "object"})
+def _check_prefs(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise serializers.ValidationError("must be a JSON object")
+
+
 class PrefsUpdateSerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
-    prefs = serializers.JSONField()
+    prefs = serializers.JSONField(validators=[_check_prefs])
     partial = serializers.BooleanField(required=False, default=False)
-
-    def validate_prefs(self, value: Any) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("must be a JSON object")
-        return value
 
 
 class UserSearchSerializer(serializers.Serializer):
@@ -146,7 +147,20 @@ def _check_modes(value: Any) -> None:
     _distinct_choices(value, ChatAppMode.values)
 
 
-@documented({"type": "object"})
+# A plain string is taken as the text of these, enabled (CONTRACT §6).
+TEXT_FEATURES = ("promptInputFieldLabel", "chatDisclaimerNotice")
+
+
+@documented(
+    {
+        "type": "object",
+        "properties": {
+            name: {"anyOf": [{"type": "string"}, {"type": "object"}]} if name in TEXT_FEATURES else {"type": "object"}
+            for name in KNOWN_FEATURES
+        },
+        "additionalProperties": False,
+    }
+)
 def _check_features(value: Any) -> None:
     """The one feature-shape check (chat.features), in this API's error form."""
     try:

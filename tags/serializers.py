@@ -117,6 +117,7 @@ class TagDefinitionSerializer(serializers.Serializer):
 
     # Absent rather than null in responses when unset (SPEC.md marks them optional).
     _OMIT_WHEN_NULL = ("llmInstructionsMd", "llmInstructions", "groupId")
+    OPTIONAL_IN_RESPONSES = _OMIT_WHEN_NULL  # for the OpenAPI schema (chatplatform.api.schema)
     _INSTRUCTION_FIELDS = ("llmInstructionsMd", "llmInstructions")
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:

@@ -23,6 +23,9 @@ def documented(schema: dict[str, Any]) -> Any:
     return attach
 
 
+_STRING_FIELDS = {"CharField", "StrictCharField"}
+
+
 class AutoSchema(SpectacularAutoSchema):
     """SPEC.md's DELETE endpoints of tag definitions and directives carry a JSON body;
     drf-spectacular documents request bodies for POST, PUT and PATCH only, so DELETE borrows
@@ -30,11 +33,28 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> Any:
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if direction == "request" and type(field).__name__ in _STRING_FIELDS and schema.get("type") == "string" and "pattern" not in schema:
+            # DRF's CharField refuses NUL characters (ProhibitNullCharactersValidator).
+            schema = {**schema, "pattern": "^[^\\x00]*$"}
         if isinstance(field, serializers.JSONField) and not set(schema) - {"description", "readOnly", "writeOnly", "nullable"}:
             given = next((v.openapi_schema for v in field.validators if hasattr(v, "openapi_schema")), ANY_JSON)
             schema = {**given, **schema}
             if field.allow_null:
                 schema["nullable"] = True
+        return schema
+
+    def _is_list_view(self, serializer: Any = None) -> bool:
+        """Never: every answer of this API is the envelope object, a list answer included."""
+        return False
+
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> Any:
+        """Fields a serializer leaves out of an answer when unset (`OPTIONAL_IN_RESPONSES`) are not required there."""
+        schema = super()._map_basic_serializer(serializer, direction)
+        optional = set(getattr(serializer, "OPTIONAL_IN_RESPONSES", ()))
+        if optional and "required" in schema:
+            schema["required"] = [name for name in schema["required"] if name not in optional]
+            if not schema["required"]:
+                del schema["required"]
         return schema
 
     def _get_request_body(self, direction: str = "request") -> Any:
