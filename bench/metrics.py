@@ -84,10 +84,12 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=50, help="sequential turns per round")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder, throwaway_database(os.environ.get("DATABASE_URL"), folder) as url:
-        env = {**os.environ, "DATABASE_URL": url, "CHAT_OFFLINE_TOKEN_DELAY_MS": "0", "LOG_LEVEL": "WARNING"}
+        # The Chat API budget (100 a minute) would refuse most of the turns of a bench.
+        limits = '{"chat": 100000000}'
+        env = {**os.environ, "DATABASE_URL": url, "CHAT_OFFLINE_TOKEN_DELAY_MS": "0", "LOG_LEVEL": "WARNING", "CHAT_RATE_LIMITS": limits}
         manage(env, "migrate", "--noinput")
         manage(env, "seed_demo")
-        os.environ.update({key: env[key] for key in ("DATABASE_URL", "CHAT_OFFLINE_TOKEN_DELAY_MS", "LOG_LEVEL")})
+        os.environ.update({key: env[key] for key in ("DATABASE_URL", "CHAT_OFFLINE_TOKEN_DELAY_MS", "LOG_LEVEL", "CHAT_RATE_LIMITS")})
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatplatform.settings")
         # The demo agent's knowledge base would add a search to every turn: the bench measures the turn itself.
         import django
