@@ -24,13 +24,14 @@ install: $(VENV)/.installed
 migrate: install
 	$(PY) manage.py migrate --noinput
 
-demo: migrate
-	$(PY) manage.py seed_demo
+# Migrations are applied by seed_demo --migrate when any is unapplied: one process per start.
+demo: install
+	$(PY) manage.py seed_demo --migrate --url http://$(HOST):$(PORT)
 
 # The server and one background worker; Ctrl-C stops both (the worker finishes its current task).
 # The worker runs in a session of its own, so that it gets one SIGTERM from the trap, not the terminal's SIGINT too.
 run: demo
-	@printf '\nThe chat page: http://%s:%s/   demo login: demo / demo-chat   (Django admin: /admin/, admin / admin-demo)\n\n' $(HOST) $(PORT)
+	@printf '\nThe chat page: http://%s:%s/   demo login: demo / demo-chat\nDjango admin:  http://%s:%s/admin/   admin / admin-demo\n\n' $(HOST) $(PORT) $(HOST) $(PORT)
 	@setsid $(PY) manage.py run_worker & worker=$$!; \
 	trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
 	$(PY) -m chatplatform.server chatplatform.asgi:application --host $(HOST) --port $(PORT) --workers 1 --lifespan off --ws-per-message-deflate false

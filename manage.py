@@ -3,12 +3,20 @@
 
 import os
 import sys
+from importlib import import_module
 
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatplatform.settings")
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
+    # A malformed environment variable is the operator's to fix: one line naming it, no traceback.
+    try:
+        import_module(os.environ["DJANGO_SETTINGS_MODULE"])
+    except ImproperlyConfigured as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        sys.exit(2)
     execute_from_command_line(sys.argv)
 
 

@@ -8,23 +8,25 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
+from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
-from django_json_widget.widgets import JSONEditorWidget
 from rest_framework import serializers
 
 from agents import services
 from agents.models import AgentDefinition, AgentVersion
 from agents.serializers import AgentWriteSerializer, validate_agent
+from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.errors import ApiError
 from chatplatform.api.exceptions import flatten_errors
+from tools.models import ToolDefinition
 
 # Wire name → model field, as the write serializer maps them (the only place that does).
 _MODEL_FIELD = {name: field.source for name, field in AgentWriteSerializer().fields.items()}
-_JSON_FIELDS = ("tool_ids", "access_rules", "rollout_policy", "collaborators", "agent_collaboration", "knowledge_bases", "custom")
+_JSON_FIELDS = ("access_rules", "rollout_policy", "collaborators", "agent_collaboration", "knowledge_bases", "custom")
 
 
 def _messages(exc: serializers.ValidationError | ApiError) -> str:
@@ -33,8 +35,23 @@ def _messages(exc: serializers.ValidationError | ApiError) -> str:
     return "; ".join(flatten_errors(exc.detail))
 
 
-class AgentDefinitionForm(forms.ModelForm):
+class ToolChoiceField(forms.MultipleChoiceField):
+    """Tool ids picked from a list of the existing tools. Any id is passed on: the Admin API's
+    validator is the one that judges them (missing, deprecated, retired, clashing functions)."""
+
+    def valid_value(self, value: str) -> bool:
+        return True
+
+
+class AgentDefinitionForm(AdminForm):
     """Runs the Admin API's validator in clean(); AgentDefinitionAdmin saves through its service."""
+
+    tool_ids = ToolChoiceField(
+        label="Tool ids",
+        required=False,
+        widget=FilteredSelectMultiple("tools", is_stacked=False),
+        help_text="The tools the model may call. Move tools from the left list to the right one.",
+    )
 
     class Meta:
         model = AgentDefinition
@@ -54,11 +71,23 @@ class AgentDefinitionForm(forms.ModelForm):
             "dont_cache_this",
             "test_type",
         ]
-        widgets = {name: JSONEditorWidget(height="180px") for name in _JSON_FIELDS}
+        field_classes = dict.fromkeys(_JSON_FIELDS, JSONField)
+        widgets = {name: JSONEditor(height="180px") for name in _JSON_FIELDS}
         help_texts = {
-            "foundation_model": "`offline` or `<provider>:<model>` (openai, anthropic, bedrock); empty for the default.",
-            "tool_ids": 'A list of tool ids, e.g. ["weather@1"].',
+            "foundation_model": "offline or <provider>:<model> (openai, anthropic, bedrock), e.g. openai:gpt-4o; empty for the default.",
+            "verification_foundation_model": "offline or <provider>:<model>; empty for CHAT_VERIFICATION_MODEL.",
         }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        tools = ToolDefinition.objects.order_by("tool_id").values_list("tool_id", "name", "lifecycle_status")
+        choices = [
+            (tool_id, f"{tool_id} ({name}, {status})" if status != "active" else f"{tool_id} ({name})") for tool_id, name, status in tools
+        ]
+        # An id the agent holds whose tool is gone stays listed, so the validator can name it.
+        known = {tool_id for tool_id, _ in choices}
+        held = [tool_id for tool_id in (self.initial.get("tool_ids") or []) if isinstance(tool_id, str) and tool_id not in known]
+        self.fields["tool_ids"].choices = [*choices, *((tool_id, f"{tool_id} (no such tool)") for tool_id in held)]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -149,6 +178,14 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         for field in AgentDefinition._meta.concrete_fields:
             setattr(obj, field.attname, getattr(agent, field.attname))
         obj._state.adding = False
+
+    # Deletes go through the service too: its rules (collaborators) and the audit log.
+    def delete_model(self, request: HttpRequest, obj: AgentDefinition) -> None:
+        services.agent_delete(agent_id=obj.agent_id, user_id=request.user.pk)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[AgentDefinition]) -> None:
+        for agent_id in queryset.values_list("agent_id", flat=True):
+            services.agent_delete(agent_id=agent_id, user_id=request.user.pk)
 
     def get_urls(self) -> list[URLPattern]:
         rollback = path(

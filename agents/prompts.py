@@ -16,19 +16,30 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import pybars
-
 logger = logging.getLogger(__name__)
 
 TAG_INSTRUCTIONS = "tag-instructions"
 _TAG_PLACEHOLDER = re.compile(r"\{\{\{?\s*tag-instructions\s*\}?\}\}")
-_compiler = pybars.Compiler()
+
+
+@functools.cache
+def _pybars() -> Any:
+    """pybars builds its grammar when imported (the slowest import of the project): at the first
+    prompt rendered, not when Django starts."""
+    import pybars
+
+    return pybars
+
+
+@functools.cache
+def _compiler() -> Any:
+    return _pybars().Compiler()
 
 
 @functools.lru_cache(maxsize=1024)
 def _compiled(template: str) -> Any:
     try:
-        return _compiler.compile(template)
+        return _compiler().compile(template)
     except Exception as exc:  # pybars raises its own and lexer errors for malformed templates
         logger.warning("basePrompt does not compile as Handlebars (%s); used as written", exc)
         return None
@@ -37,7 +48,7 @@ def _compiled(template: str) -> Any:
 def _verbatim(value: Any) -> Any:
     """Strings wrapped so that pybars inserts them unescaped (it leaves its own `strlist` alone)."""
     if isinstance(value, str):
-        return pybars.strlist([value]) if value else ""
+        return _pybars().strlist([value]) if value else ""
     if isinstance(value, Mapping):
         return {str(key): _verbatim(item) for key, item in value.items()}
     if isinstance(value, list):

@@ -17,6 +17,7 @@ from rest_framework import serializers
 from agents.models import AgentDefinition, AgentVersion, TestType
 from agents.selectors import collaborator_chain_problem
 from chatplatform.api.fields import StrictCharField, check_access_rules, error_at
+from chatplatform.api.schema import documented
 from chatplatform.model_names import model_name_error
 from knowledge import selectors as knowledge_selectors
 from tools.models import LifecycleStatus, ToolDefinition
@@ -66,6 +67,7 @@ def check_model_name(value: str) -> str:
     return value
 
 
+@documented({"type": "object"})
 def check_rollout_policy(value: Any) -> dict[str, Any]:
     """SPEC.md RolloutPolicy; whether override targets exist is checked with the other tools."""
     _object(value, (), ROLLOUT_POLICY_KEYS)
@@ -81,6 +83,7 @@ def check_rollout_policy(value: Any) -> dict[str, Any]:
     return value
 
 
+@documented({"type": "array", "items": {"type": "object"}})
 def check_collaborators(value: Any) -> list[dict[str, Any]]:
     """SPEC.md Collaborator: `{agentId, instruction, historyRelay}`, all three required."""
     if not isinstance(value, list):
@@ -97,6 +100,7 @@ def check_collaborators(value: Any) -> list[dict[str, Any]]:
     return value
 
 
+@documented({"type": "array", "items": {"type": "object"}})
 def check_knowledge_bases(value: Any) -> list[dict[str, Any]]:
     """SPEC.md KnowledgeBase: `id` plus further fields, which are kept as sent."""
     if not isinstance(value, list):
@@ -113,6 +117,7 @@ def check_knowledge_bases(value: Any) -> list[dict[str, Any]]:
     return value
 
 
+@documented({"type": "object"})
 def check_custom(value: Any) -> dict[str, Any]:
     check_object(value)
     size = len(json.dumps(value, separators=(",", ":")).encode("utf-8"))
@@ -143,6 +148,7 @@ def _duplicate_function(tool_ids: list[str], tools: dict[str, ToolDefinition]) -
     return None
 
 
+@documented({"type": "object"})
 def check_object(value: Any) -> None:
     if not isinstance(value, dict):
         raise serializers.ValidationError("must be an object")
@@ -353,14 +359,14 @@ class AgentUpsertRequestSerializer(serializers.Serializer):
     agent = serializers.JSONField(
         validators=[check_object], help_text="AgentDefinitionForCreate, or AgentDefinitionForUpdate: agentId and the fields to change."
     )
-    userId = serializers.CharField(required=False, allow_blank=True, help_text="Stamped as createdBy / lastModifiedBy.")
+    userId = StrictCharField(required=False, allow_blank=True, help_text="Stamped as createdBy / lastModifiedBy.")
 
 
 class AgentSearchRequestSerializer(serializers.Serializer):
     agentIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
 
 
 class AgentRollbackRequestSerializer(serializers.Serializer):
-    version = serializers.IntegerField(min_value=1)
-    userId = serializers.CharField(required=False, allow_blank=True)
+    version = serializers.IntegerField(min_value=1, max_value=2**31 - 1)  # the column is an integer
+    userId = StrictCharField(required=False, allow_blank=True)

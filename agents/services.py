@@ -15,6 +15,7 @@ from rest_framework import serializers
 from agents.models import AgentDefinition, AgentVersion
 from agents.selectors import agents_listing_collaborator
 from agents.serializers import AgentSerializer, AgentWriteSerializer, validate_agent
+from chatplatform import audit
 from chatplatform.api.errors import Code, InvalidRequest, NotFound
 
 
@@ -43,6 +44,7 @@ def _write(existing: AgentDefinition | None, data: dict[str, Any], *, user_id: s
         fields = validate_agent(data, existing=existing)
     except serializers.ValidationError as exc:
         raise serializers.ValidationError({"agent": exc.detail})
+    before = None if existing is None else audit.snapshot(existing)
     if existing is None:
         agent = AgentDefinition(**fields, version=1, created_by=user_id, last_modified_by=user_id)
         agent.save(force_insert=True)
@@ -57,6 +59,7 @@ def _write(existing: AgentDefinition | None, data: dict[str, Any], *, user_id: s
         agent.last_modified_by = user_id
         agent.save()
     _record_version(agent, user_id=user_id)
+    audit.record(actor=user_id, instance=agent, before=before, after=audit.snapshot(agent))
     return agent
 
 
@@ -94,14 +97,14 @@ def agent_rollback(*, agent_id: str, version: int, user_id: str) -> AgentDefinit
             raise _not_found(agent_id)
         row = AgentVersion.objects.filter(agent=existing, version=version).first()
         if row is None:
-            raise InvalidRequest(f"agent {agent_id} has no version {version}", field="version")
+            raise NotFound(f"agent {agent_id} has no version {version}")  # as GET .../versions/{version}
         writable = set(AgentWriteSerializer().fields)
         data = {name: value for name, value in row.definition.items() if name in writable}
         data["agentId"] = agent_id
         return _write(existing, data, user_id=user_id)
 
 
-def agent_delete(*, agent_id: str) -> None:
+def agent_delete(*, agent_id: str, user_id: str) -> None:
     """Delete the agent and its history; refused (400) while a chat app uses it or another agent
     lists it as a collaborator (CONTRACT §12)."""
     with transaction.atomic():
@@ -114,6 +117,7 @@ def agent_delete(*, agent_id: str) -> None:
                 f"agent {agent_id} is a collaborator of agents {', '.join(supervisors)}: remove it from their collaborators first",
                 field="agentId",
             )
+        audit.record(actor=user_id, instance=agent, before=audit.snapshot(agent), after=None)
         try:
             agent.delete()
         except ProtectedError as exc:

@@ -50,7 +50,7 @@ class AgentAdminViewSet(AdminApiViewSet):
 
     @extend_schema(operation_id="agent_delete", parameters=[_AGENT_ID], responses=_SuccessResponse)
     def destroy(self, request: Request, agentId: str) -> Response:
-        services.agent_delete(agent_id=agentId)
+        services.agent_delete(agent_id=agentId, user_id=request.user.pk)
         return ok()
 
     @extend_schema(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -14,8 +15,6 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
-from django_json_widget.widgets import JSONEditorWidget
-from markdown_it import MarkdownIt
 from rest_framework import serializers
 
 from chat import services as chat_services
@@ -38,6 +37,7 @@ from chat.models import (
 )
 from chat.selectors import OPEN_FEEDBACK
 from chat.serializers import ChatAppWriteSerializer, validate_chat_app
+from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.exceptions import flatten_errors
 
 
@@ -67,8 +67,7 @@ class ChatUserAdmin(UserAdmin):
         form = super().get_form(request, obj, **kwargs)
         for name in ("custom_data", "roles", "prefs"):
             if name in form.base_fields:
-                form.base_fields[name].widget = JSONEditorWidget(height="160px")
-                form.base_fields[name].required = False
+                form.base_fields[name] = JSONField(required=False, widget=JSONEditor(height="160px"))
         return form
 
 
@@ -76,7 +75,7 @@ class ChatUserAdmin(UserAdmin):
 _CHAT_APP_MODEL_FIELD = {name: field.source for name, field in ChatAppWriteSerializer().fields.items()}
 
 
-class ChatAppForm(forms.ModelForm):
+class ChatAppForm(AdminForm):
     """Runs the Admin API's chat app validator in clean(); ChatAppAdmin saves through its service."""
 
     class Meta:
@@ -95,8 +94,9 @@ class ChatAppForm(forms.ModelForm):
             "dont_cache_this",
             "test_type",
         ]
-        widgets = {name: JSONEditorWidget(height="160px") for name in ("user_types", "user_roles", "modes_supported")} | {
-            "features": JSONEditorWidget(height="320px")
+        field_classes = dict.fromkeys(("user_types", "user_roles", "modes_supported", "features"), JSONField)
+        widgets = {name: JSONEditor(height="160px") for name in ("user_types", "user_roles", "modes_supported")} | {
+            "features": JSONEditor(height="320px")
         }
         help_texts = {
             "user_types": 'e.g. ["internal-user"]; empty: every user type.',
@@ -146,10 +146,18 @@ class ChatAppAdmin(admin.ModelAdmin):
         return (*self.readonly_fields, "chat_app_id") if obj is not None else self.readonly_fields
 
     def save_model(self, request: HttpRequest, obj: ChatApp, form: ChatAppForm, change: bool) -> None:
-        app = chat_services.chat_app_upsert(data=form.chat_app_data)
+        app = chat_services.chat_app_upsert(data=form.chat_app_data, user_id=request.user.pk)
         for field in ChatApp._meta.concrete_fields:
             setattr(obj, field.attname, getattr(app, field.attname))
         obj._state.adding = False
+
+    # Deletes go through the service too, which records them in the audit log.
+    def delete_model(self, request: HttpRequest, obj: ChatApp) -> None:
+        chat_services.chat_app_delete(chat_app_id=obj.chat_app_id, user_id=request.user.pk)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ChatApp]) -> None:
+        for chat_app_id in queryset.values_list("chat_app_id", flat=True):
+            chat_services.chat_app_delete(chat_app_id=chat_app_id, user_id=request.user.pk)
 
 
 # --- Sessions, messages, feedback ----------------------------------------------------------------
@@ -266,7 +274,13 @@ class SessionFeedbackInline(admin.TabularInline):
         return False
 
 
-_markdown = MarkdownIt("commonmark", {"html": False})  # raw HTML in a model's report is escaped, not rendered
+@functools.cache
+def _markdown() -> Any:
+    """The insight reports' renderer, built at the first report shown (not when Django starts).
+    Raw HTML in a model's report is escaped, not rendered."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False})
 
 
 @admin.register(ChatSession)
@@ -356,7 +370,7 @@ class ChatSessionAdmin(admin.ModelAdmin):
             insight.version,
             table,
             facts,
-            mark_safe(_markdown.render(insight.detail_markdown)),  # markdown-it escapes raw HTML (html=False)
+            mark_safe(_markdown().render(insight.detail_markdown)),  # markdown-it escapes raw HTML (html=False)
         )
 
 

@@ -24,7 +24,7 @@ from rest_framework.authentication import CSRFCheck
 from rest_framework.request import Request
 
 from chat.models import ChatUser
-from chatplatform.api.authentication import decode_token
+from chatplatform.api.authentication import TOKEN_EXPIRED, decode_token
 from chatplatform.db import on_db_thread
 
 
@@ -101,18 +101,21 @@ class SessionCookieScheme(OpenApiAuthenticationExtension):
 
 
 @on_db_thread  # not Django's one thread-sensitive thread: a socket per turn would queue on it
-def _user_from_token(token: str) -> Any:
+def _user_from_token(token: str) -> tuple[Any, str | None]:
+    """The token's user, or an anonymous one and why: "expired", or the verification's message."""
     try:
-        return user_for_token(token)
-    except exceptions.AuthenticationFailed:
-        return AnonymousUser()
+        return user_for_token(token), None
+    except exceptions.AuthenticationFailed as exc:
+        return AnonymousUser(), "expired" if exc.detail == TOKEN_EXPIRED else str(exc.detail)
 
 
 class _TokenOrSessionAuthMiddleware(AuthMiddleware):
+    """`scope["auth_failure"]` says why a token was refused, for the consumer's close reason (docs/api.md)."""
+
     async def resolve_scope(self, scope: dict[str, Any]) -> None:
         token = parse_qs(scope.get("query_string", b"").decode()).get("token", [None])[0]
         if token:
-            scope["user"]._wrapped = await _user_from_token(token)
+            scope["user"]._wrapped, scope["auth_failure"] = await _user_from_token(token)
         else:
             await super().resolve_scope(scope)
 

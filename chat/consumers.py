@@ -23,7 +23,16 @@ from chatplatform import inflight
 from chatplatform.api.errors import InvalidRequest
 
 # Close codes of a socket refused when it opens (4000-4999 are the application's; docs/api.md).
+# The socket is accepted, then closed: a socket closed before it is accepted is an HTTP 403 to the
+# client, without the code or the reason.
 CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_SERVICE_RESTART = 1012  # RFC 6455's registered code: reconnect later, to another process
+
+UNAUTHENTICATED_REASONS = {
+    None: "authentication required: send ?token=<JWT> or the session cookie",
+    "expired": "token expired: get a new token and reconnect",
+}
 
 
 class ConverseConsumer(AsyncWebsocketConsumer):
@@ -34,9 +43,14 @@ class ConverseConsumer(AsyncWebsocketConsumer):
     channel_layer_alias = None
 
     async def connect(self) -> None:
+        if not inflight.accepting():
+            await self.refuse(CLOSE_SERVICE_RESTART, "the server is shutting down: reconnect")
+            return
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED, reason="authentication required: a valid ?token= or session cookie")
+            failure = self.scope.get("auth_failure")
+            reason = UNAUTHENTICATED_REASONS.get(failure) or f"invalid token: {failure}"
+            await self.refuse(CLOSE_UNAUTHENTICATED, reason)
             return
         address = (self.scope.get("client") or ("unknown", 0))[0]
         session = self.scope.get("session")
@@ -48,6 +62,12 @@ class ConverseConsumer(AsyncWebsocketConsumer):
         self.worker: asyncio.Task[None] | None = None
         await self.accept()
 
+    async def refuse(self, code: int, reason: str) -> None:
+        """Accept, then close with `code` and `reason` (at most 123 bytes in the close frame)."""
+        self.open = False
+        await self.accept()
+        await self.close(code=code, reason=reason.encode()[:123].decode(errors="ignore"))
+
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' dispatch without its `aclose_old_connections()` before every message: a hop to
         Django's one thread-sensitive thread, for consumers that use the database there. This one
@@ -58,6 +78,8 @@ class ConverseConsumer(AsyncWebsocketConsumer):
         await handler(message)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if not hasattr(self, "caller"):  # refused when it opened: closing
+            return
         limit = settings.CHAT_WS_MAX_QUEUED_TURNS
         if self.unanswered >= limit:
             refused = InvalidRequest(f"at most {limit} turns of a socket may await their answer; send more after a done or error")

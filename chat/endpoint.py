@@ -26,7 +26,8 @@ from rest_framework import exceptions
 
 from chat import turn
 from chat.authentication import bearer_token
-from chatplatform.api.errors import InvalidRequest
+from chatplatform.api import bodies
+from chatplatform.api.errors import ApiError
 from chatplatform.api.exceptions import handle
 
 Scope = MutableMapping[str, Any]
@@ -55,8 +56,8 @@ class ConverseEndpoint:
             return await _refuse(send, exceptions.MethodNotAllowed(scope["method"]))
         try:
             body = await _read_body(receive)
-        except _TooLarge as exc:
-            return await _refuse(send, InvalidRequest(str(exc), field="body"))
+        except ApiError as exc:  # too large: refused before the rest is read
+            return await _refuse(send, exc)
         if body is None:  # the client left before its request was complete
             return None
         headers = _headers_of(scope)
@@ -107,13 +108,8 @@ def _caller(scope: Scope, headers: dict[str, str], body: bytes) -> turn.Caller:
 # --- Reading the request -------------------------------------------------------------------------
 
 
-class _TooLarge(Exception):
-    pass
-
-
 async def _read_body(receive: Receive) -> bytes | None:
-    """The request body; None when the client disconnected first. Bounded by DATA_UPLOAD_MAX_MEMORY_SIZE."""
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    """The request body; None when the client disconnected first. Bounded as every API body (413)."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -122,8 +118,7 @@ async def _read_body(receive: Receive) -> bytes | None:
             return None
         chunk = message.get("body", b"")
         size += len(chunk)
-        if limit is not None and size > limit:
-            raise _TooLarge(f"must be at most {limit} bytes")
+        bodies.check_size(size)
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)

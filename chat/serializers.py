@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from agents.models import AgentDefinition, TestType
 from agents.serializers import StrictCharField, check_not_blank, check_object, error_at
-from chat.features import InvalidFeatures, validate_features
+from chat.features import KNOWN_FEATURES, InvalidFeatures, validate_features
 from chat.models import (
     ApplyRulesAs,
     ChatApp,
@@ -32,6 +32,7 @@ from chat.models import (
     TurnSource,
     UserType,
 )
+from chatplatform.api.schema import documented
 
 
 class ChatUserSerializer(serializers.Serializer):
@@ -82,22 +83,23 @@ class ChatUserLiteSerializer(serializers.Serializer):
 
 
 class UserIdQuerySerializer(serializers.Serializer):
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
+
+
+@documented({"type": "object"})
+def _check_prefs(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise serializers.ValidationError("must be a JSON object")
 
 
 class PrefsUpdateSerializer(serializers.Serializer):
-    userId = serializers.CharField(required=False, allow_blank=True)
-    prefs = serializers.JSONField()
+    userId = StrictCharField(required=False, allow_blank=True)
+    prefs = serializers.JSONField(validators=[_check_prefs])
     partial = serializers.BooleanField(required=False, default=False)
-
-    def validate_prefs(self, value: Any) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("must be a JSON object")
-        return value
 
 
 class UserSearchSerializer(serializers.Serializer):
-    userIdPartial = serializers.CharField(required=False, allow_blank=True, max_length=255)
+    userIdPartial = StrictCharField(required=False, allow_blank=True, max_length=255)
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
 
 
@@ -129,19 +131,36 @@ def _check_agent_exists(value: str) -> None:
         raise serializers.ValidationError(f"agent {value} does not exist")
 
 
+@documented({"type": "array", "items": {"type": "string", "enum": UserType.values}, "uniqueItems": True})
 def _check_user_types(value: Any) -> None:
     _distinct_choices(value, UserType.values)
 
 
+@documented({"type": "array", "items": {"type": "string", "minLength": 1}})
 def _check_user_roles(value: Any) -> None:
     if not isinstance(value, list) or not all(isinstance(role, str) and role for role in value):
         raise serializers.ValidationError("must be a list of non-empty strings")
 
 
+@documented({"type": "array", "items": {"type": "string", "enum": ChatAppMode.values}, "uniqueItems": True})
 def _check_modes(value: Any) -> None:
     _distinct_choices(value, ChatAppMode.values)
 
 
+# A plain string is taken as the text of these, enabled (CONTRACT §6).
+TEXT_FEATURES = ("promptInputFieldLabel", "chatDisclaimerNotice")
+
+
+@documented(
+    {
+        "type": "object",
+        "properties": {
+            name: {"anyOf": [{"type": "string"}, {"type": "object"}]} if name in TEXT_FEATURES else {"type": "object"}
+            for name in KNOWN_FEATURES
+        },
+        "additionalProperties": False,
+    }
+)
 def _check_features(value: Any) -> None:
     """The one feature-shape check (chat.features), in this API's error form."""
     try:
@@ -225,17 +244,17 @@ class ChatAppUpsertRequestSerializer(serializers.Serializer):
     chatApp = serializers.JSONField(
         validators=[check_object], help_text="ChatAppForCreate, or ChatAppForUpdate: chatAppId and the fields to change."
     )
-    userId = serializers.CharField(required=False, allow_blank=True, help_text="Accepted like other writes; chat apps keep no stamps.")
+    userId = StrictCharField(required=False, allow_blank=True, help_text="Accepted like other writes; chat apps keep no stamps.")
 
 
 class ChatAppSearchRequestSerializer(serializers.Serializer):
     chatAppIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
 
 
 class ChatAppsForUserQuerySerializer(serializers.Serializer):
-    userId = serializers.CharField(required=False, allow_blank=True)
-    chatAppId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
+    chatAppId = StrictCharField(required=False, allow_blank=True)
     chatAppsForHomePage = serializers.BooleanField(required=False, default=False)
     customDataFieldPathToMatchUsersEntity = serializers.CharField(
         required=False, allow_blank=True, help_text="Accepted for compatibility; chat apps have no entity-based access control yet."
@@ -375,19 +394,19 @@ class FileUploadSerializer(serializers.Serializer):
 class SessionsQuerySerializer(serializers.Serializer):
     """GET /api/chat/sessions's parameters, for the schema (the view parses them by hand, by the same rules)."""
 
-    userId = serializers.CharField(required=False, allow_blank=True)
-    chatAppId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
+    chatAppId = StrictCharField(required=False, allow_blank=True)
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
 
 
 class MessagesQuerySerializer(serializers.Serializer):
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
     limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=1000)
 
 
 class TitleRequestSerializer(serializers.Serializer):
-    userId = serializers.CharField(required=False, allow_blank=True)
-    sessionId = serializers.CharField(required=False, allow_blank=True, help_text="Ignored: the path names the session.")
+    userId = StrictCharField(required=False, allow_blank=True)
+    sessionId = StrictCharField(required=False, allow_blank=True, help_text="Ignored: the path names the session.")
     title = StrictCharField(required=False, max_length=200)
     userQuestionAsked = StrictCharField(required=False, max_length=10_000)
     answerToQuestionFromAgent = StrictCharField(required=False, max_length=20_000)
@@ -403,9 +422,9 @@ class InternalCommentSerializer(serializers.Serializer):
     stamps (a comment naming an existing commentId keeps its own); `comment` is required."""
 
     commentId = StrictCharField(required=False, max_length=128)
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
     comment = StrictCharField(max_length=10_000, trim_whitespace=False, validators=[check_not_blank])
-    createdOn = serializers.CharField(required=False, allow_blank=True)
+    createdOn = StrictCharField(required=False, allow_blank=True)
     type = serializers.ChoiceField(choices=CommentType.values, required=False)
     status = serializers.ChoiceField(choices=CommentStatus.values, required=False)
 
@@ -485,7 +504,7 @@ class FeedbackCreateSerializer(serializers.Serializer):
     internalComments = InternalCommentSerializer(many=True, required=False)
     reportedByHuman = serializers.BooleanField(required=False)
     createdByCustomer = serializers.BooleanField(required=False)
-    userId = serializers.CharField(required=False, allow_blank=True, help_text="Ignored: feedback belongs to the session's user.")
+    userId = StrictCharField(required=False, allow_blank=True, help_text="Ignored: feedback belongs to the session's user.")
 
 
 class FeedbackUpdateSerializer(serializers.Serializer):
@@ -669,8 +688,8 @@ class SessionSearchFiltersSerializer(_Strict):
 
     unknown_rule = "is not a filter of the session search"
 
-    userId = serializers.CharField(required=False, allow_blank=True)
-    chatAppId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
+    chatAppId = StrictCharField(required=False, allow_blank=True)
     sessionId = serializers.UUIDField(required=False, error_messages={"invalid": "must be a session id (UUID)"})
     customUserData = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False)
     dateFilter = DateFilterSerializer(required=False)
@@ -686,10 +705,10 @@ class SessionSearchFiltersSerializer(_Strict):
     feedbackType = serializers.ListField(
         child=serializers.ChoiceField(choices=FeedbackType.values, error_messages=_TYPE_RULE), required=False
     )
-    feedbackUserId = serializers.CharField(required=False, allow_blank=True)
+    feedbackUserId = StrictCharField(required=False, allow_blank=True)
     feedbackInternalCommentType = _choices(CommentType.values)
     feedbackInternalCommentStatus = _choices(CommentStatus.values)
-    feedbackInternalCommentUserId = serializers.CharField(required=False, allow_blank=True)
+    feedbackInternalCommentUserId = StrictCharField(required=False, allow_blank=True)
     includeInsights = serializers.BooleanField(required=False, default=False)
     includeFeedback = serializers.BooleanField(required=False, default=False)
     sortBy = SortByField(required=False)
@@ -707,7 +726,7 @@ class SessionSearchRequestSerializer(serializers.Serializer):
 class ConverseRequestSerializer(serializers.Serializer):
     """SPEC.md "Send message": every field checked; `features` only narrows (CONTRACT §6)."""
 
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
     sessionId = serializers.CharField(required=False, allow_null=True, allow_blank=True)
     chatAppId = StrictCharField(max_length=128)
     agentId = StrictCharField(max_length=128)

@@ -34,7 +34,7 @@ from chat.models import (
     WebhookEvent,
 )
 from chat.serializers import validate_chat_app
-from chatplatform import db
+from chatplatform import audit, db
 from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound
 from tools.models import ToolDefinition
 
@@ -62,7 +62,7 @@ def _lock_chat_app(chat_app_id: str) -> ChatApp | None:
     return ChatApp.objects.select_for_update().filter(chat_app_id=chat_app_id).first()
 
 
-def _chat_app_write(existing: ChatApp | None, data: dict[str, Any]) -> ChatApp:
+def _chat_app_write(existing: ChatApp | None, data: dict[str, Any], *, user_id: str) -> ChatApp:
     try:
         fields = validate_chat_app(data, existing=existing)
     except serializers.ValidationError as exc:
@@ -70,16 +70,19 @@ def _chat_app_write(existing: ChatApp | None, data: dict[str, Any]) -> ChatApp:
     if existing is None:
         app = ChatApp(**fields)
         app.save(force_insert=True)
+        audit.record(actor=user_id, instance=app, before=None, after=audit.snapshot(app))
         return app
     changed = [name for name, value in fields.items() if getattr(existing, name) != value]
     if changed:  # an update that changes nothing leaves lastUpdate alone
+        before = audit.snapshot(existing)
         for name in changed:
             setattr(existing, name, fields[name])
         existing.save()
+        audit.record(actor=user_id, instance=existing, before=before, after=audit.snapshot(existing))
     return existing
 
 
-def chat_app_upsert(*, data: dict[str, Any]) -> ChatApp:
+def chat_app_upsert(*, data: dict[str, Any], user_id: str) -> ChatApp:
     """Create the chat app when `chatAppId` is new; otherwise change only the given fields.
 
     Raises ValidationError naming `chatApp.<field>` (400), and writes nothing then.
@@ -91,17 +94,21 @@ def chat_app_upsert(*, data: dict[str, Any]) -> ChatApp:
         raise serializers.ValidationError({"chatApp": {"chatAppId": [rule]}})
     try:
         with transaction.atomic():
-            return _chat_app_write(_lock_chat_app(chat_app_id), data)
+            return _chat_app_write(_lock_chat_app(chat_app_id), data, user_id=user_id)
     except IntegrityError:
         # Two creates of one new chatAppId raced and the other insert won: apply this one as an update.
         pass
     with transaction.atomic():
-        return _chat_app_write(_lock_chat_app(chat_app_id), data)
+        return _chat_app_write(_lock_chat_app(chat_app_id), data, user_id=user_id)
 
 
-def chat_app_delete(*, chat_app_id: str) -> None:
-    deleted, _ = ChatApp.objects.filter(chat_app_id=chat_app_id).delete()
-    if not deleted:
+def chat_app_delete(*, chat_app_id: str, user_id: str) -> None:
+    with transaction.atomic():
+        app = _lock_chat_app(chat_app_id)
+        if app is not None:
+            audit.record(actor=user_id, instance=app, before=audit.snapshot(app), after=None)
+            app.delete()
+    if app is None:
         raise NotFound(f"chat app {chat_app_id} not found", code=Code.INVALID_CHAT_APP_ID)
 
 

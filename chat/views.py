@@ -129,7 +129,7 @@ class ChatAppAdminViewSet(AdminApiViewSet):
     def upsert(self, request: Request) -> Response:
         body = ChatAppUpsertRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return ok(chatApp=ChatAppSerializer(services.chat_app_upsert(data=body.validated_data["chatApp"])).data)
+        return ok(chatApp=ChatAppSerializer(services.chat_app_upsert(data=body.validated_data["chatApp"], user_id=request.user.pk)).data)
 
     @extend_schema(operation_id="chat_app_get", parameters=[_CHAT_APP_ID], responses=_ChatAppResponse)
     def retrieve(self, request: Request, chatAppId: str) -> Response:
@@ -141,7 +141,7 @@ class ChatAppAdminViewSet(AdminApiViewSet):
         responses=inline_serializer("ChatAppDeleteResponse", {"success": serializers.BooleanField()}),
     )
     def destroy(self, request: Request, chatAppId: str) -> Response:
-        services.chat_app_delete(chat_app_id=chatAppId)
+        services.chat_app_delete(chat_app_id=chatAppId, user_id=request.user.pk)
         return ok()
 
     @extend_schema(operation_id="chat_apps_search", request=ChatAppSearchRequestSerializer, responses=_ChatAppsResponse)
@@ -488,7 +488,10 @@ class ConverseView(ApiView):
     @extend_schema(
         operation_id="chat_converse",
         request=ConverseRequestSerializer,
-        responses=ConverseResponseSerializer,
+        responses={
+            (200, "application/json"): ConverseResponseSerializer,
+            (200, "text/event-stream"): OpenApiTypes.STR,
+        },
         description=(
             "Send a message to an agent. With `Accept: text/event-stream` the answer streams as Server-Sent Events "
             "`session`, `delta`, `trace` (traces feature), `done` (these response fields), `title` (new sessions), `error`; "

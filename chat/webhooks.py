@@ -29,7 +29,6 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 from django.conf import settings
 from django.db import connections, transaction
 from django.db.models import Q
@@ -141,6 +140,8 @@ class _Sender:
     a receiver are reused)."""
 
     def __init__(self) -> None:
+        import httpx  # by the delivering thread of the worker: not when Django starts
+
         self.loop = asyncio.new_event_loop()
         self.client = httpx.AsyncClient(follow_redirects=False, headers={"User-Agent": USER_AGENT})
 
@@ -160,6 +161,8 @@ class _Sender:
         return [outcome for outcome in outcomes if outcome is not None]
 
     async def _attempt(self, delivery: WebhookDelivery, secret: str | None) -> _Outcome:
+        from httpx import HTTPError
+
         started, clock = timezone.now(), time.perf_counter()
         outcome = _Outcome(delivery, started, 0)
         if secret is None:
@@ -187,7 +190,7 @@ class _Sender:
                     outcome.excerpt = excerpt[:RESPONSE_EXCERPT_BYTES].decode(errors="replace")
         except TimeoutError:
             outcome.error = f"no answer within {timeout:g} s"
-        except httpx.HTTPError as exc:
+        except HTTPError as exc:
             outcome.error = f"{type(exc).__name__}: {exc}"[:2000] if str(exc) else type(exc).__name__
         if outcome.status_code is not None and not outcome.delivered and not outcome.error:
             outcome.error = f"answered {outcome.status_code}"

@@ -10,9 +10,10 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import celpy
+if TYPE_CHECKING:
+    import celpy
 
 logger = logging.getLogger("chatplatform.access")
 
@@ -20,7 +21,13 @@ logger = logging.getLogger("chatplatform.access")
 logging.getLogger("celpy").setLevel(logging.CRITICAL)
 logging.getLogger("Evaluator").setLevel(logging.CRITICAL)
 
-_environment = celpy.Environment(runner_class=celpy.CompiledRunner)
+
+@functools.cache
+def _celpy() -> Any:
+    """cel-python and its environment, imported at the first condition: not when Django starts."""
+    import celpy
+
+    return celpy, celpy.Environment(runner_class=celpy.CompiledRunner)
 
 
 class InvalidCondition(ValueError):
@@ -30,8 +37,9 @@ class InvalidCondition(ValueError):
 @functools.lru_cache(maxsize=4096)
 def compile_condition(expression: str) -> celpy.Runner:
     """The compiled program of a CEL expression; InvalidCondition when it does not parse."""
+    celpy, environment = _celpy()
     try:
-        return _environment.program(_environment.compile(expression))
+        return environment.program(environment.compile(expression))
     except celpy.CELParseError as exc:
         detail = " ".join(str(exc).split())[:300]
         raise InvalidCondition(f"not a valid CEL expression: {detail}") from None
@@ -43,6 +51,7 @@ def activation_for(user: Mapping[str, Any]) -> dict[str, Any]:
     """The variables of a condition, from a user's wire fields (userId, email, ..., customData)."""
     custom = user.get("customData") or {}
     account = {"id": custom.get("accountId"), "type": custom.get("accountType"), "region": custom.get("region")}
+    celpy, _ = _celpy()
     return {
         "user": celpy.json_to_cel(dict(user)),
         "account": celpy.json_to_cel({k: v for k, v in account.items() if v is not None}),
@@ -58,7 +67,7 @@ def condition_holds(expression: str, activation: Mapping[str, Any]) -> bool:
         return False
     except Exception:  # CELEvalError and friends: a missing field, a type mismatch
         return False
-    return isinstance(result, celpy.celtypes.BoolType) and bool(result)
+    return isinstance(result, _celpy()[0].celtypes.BoolType) and bool(result)
 
 
 class AccessRules:

@@ -17,12 +17,13 @@ from chat.authentication import WebSocketAuthMiddleware  # noqa: E402
 from chat.consumers import ConverseConsumer  # noqa: E402
 from chat.endpoint import ConverseEndpoint  # noqa: E402
 from chatplatform.api.websocket import OriginCheckedWebSocket  # noqa: E402
+from chatplatform.metrics import RequestMetrics  # noqa: E402
 
 websocket_urlpatterns = [path("ws/chat/converse", ConverseConsumer.as_asgi())]
 
 application = ProtocolTypeRouter(
     {
-        "http": ConverseEndpoint(django_asgi_app),
+        "http": RequestMetrics(ConverseEndpoint(django_asgi_app)),
         "websocket": OriginCheckedWebSocket(WebSocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -12,11 +12,13 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import httpx
 import orjson
 from django.conf import settings
+
+if TYPE_CHECKING:
+    import httpx
 
 Purpose = Literal["document", "query"]
 
@@ -32,6 +34,8 @@ class EmbeddingError(Exception):
 
 
 def _http() -> httpx.Client:
+    import httpx  # at the first embedding: not when Django starts
+
     global _client
     with _client_lock:
         if _client is None:
@@ -54,6 +58,8 @@ def _openai_batch(model: str, texts: Sequence[str]) -> list[list[float]]:
     if not api_key and not os.environ.get("OPENAI_BASE_URL"):
         raise EmbeddingError(f"openai:{model}: set OPENAI_API_KEY, or OPENAI_BASE_URL for a compatible server that needs no key")
     headers = {"Authorization": f"Bearer {api_key or 'not-set'}", "Content-Type": "application/json"}
+    import httpx
+
     body = orjson.dumps({"model": model, "input": list(texts), "encoding_format": "float"})
     host = httpx.URL(base_url).host
     for attempt in range(_RETRIES + 1):

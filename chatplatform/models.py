@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils import timezone
 
 
 class PeriodicRun(models.Model):
@@ -49,3 +50,38 @@ class WorkerProcess(models.Model):
 
     def __str__(self) -> str:
         return f"{self.worker_id} ({self.hostname}:{self.pid})"
+
+
+class AuditAction(models.TextChoices):
+    CREATE = "create", "created"
+    UPDATE = "update", "changed"
+    DELETE = "delete", "deleted"
+
+
+class AuditEntry(models.Model):
+    """One admin write (Admin API, Django admin, commands): who, when, which object, what changed.
+
+    Written by chatplatform.audit.record from the services both ways in call, in the write's own
+    transaction, so a write that rolls back leaves no entry. Secrets are redacted before storing.
+    """
+
+    at = models.DateTimeField(default=timezone.now)
+    actor = models.CharField(max_length=255, help_text="the userId of the request, or the command")
+    action = models.CharField(max_length=10, choices=AuditAction.choices)
+    object_type = models.CharField(max_length=64)
+    object_id = models.CharField(max_length=255)
+    object_repr = models.CharField(max_length=300, blank=True, default="")
+    changes = models.JSONField(default=dict, blank=True, help_text="{field: {before, after}}, secrets redacted")
+
+    class Meta:
+        verbose_name = "audit entry"
+        verbose_name_plural = "audit log"
+        ordering = ["-at", "-id"]
+        indexes = [
+            models.Index(fields=["-at"], name="audit_at"),  # the admin's list, newest first
+            models.Index(fields=["object_type", "object_id", "-at"], name="audit_object"),  # one object's history
+            models.Index(fields=["actor", "-at"], name="audit_actor"),  # the actor filter
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.get_action_display()} {self.object_type} {self.object_id}"

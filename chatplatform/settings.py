@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from chatplatform.model_names import model_name_error
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
@@ -89,6 +91,27 @@ def _url_env(name: str, schemes: set[str]) -> str | None:
     return raw
 
 
+def _model_env(name: str, default: str) -> str:
+    """A model name (CONTRACT §7): refused at start-up, not at the first turn that uses it."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    error = model_name_error(raw)
+    if error is not None:
+        raise _malformed(name, error)
+    return raw
+
+
+def _choice_env(name: str, default: str, choices: tuple[str, ...], *, upper: bool = False) -> str:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    value = raw.upper() if upper else raw.lower()
+    if value not in choices:
+        raise _malformed(name, f"{raw!r} must be one of {', '.join(choices)}")
+    return value
+
+
 WEBHOOK_EVENTS = ("session.created", "session.completed", "feedback.created", "insight.generated")
 
 
@@ -134,7 +157,9 @@ if SECRET_KEY == _DEV_SECRET and "pytest" not in sys.modules:
     sys.stderr.write("warning: SECRET_KEY is not set; using the development key. Never run like this in production.\n")
 
 INSTALLED_APPS = [
-    "daphne",  # makes `manage.py runserver` serve the whole ASGI application (CONTRACT §1)
+    # `manage.py runserver` through Daphne, the whole ASGI application (CONTRACT §1). First, so its
+    # runserver wins over staticfiles'; it imports Daphne only when that command runs.
+    "chatplatform.devserver",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -150,7 +175,6 @@ INSTALLED_APPS = [
     "channels",
     "django_tasks",
     "django_tasks_db",
-    "django_rq",
     "chatplatform",
     "tools",
     "tags",
@@ -319,7 +343,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["chatplatform.api.bodies.JSONParser"],
     "EXCEPTION_HANDLER": "chatplatform.api.exceptions.handle",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "chatplatform.api.negotiation.SingleRendererNegotiation",
     "DEFAULT_SCHEMA_CLASS": "chatplatform.api.schema.AutoSchema",
@@ -397,11 +421,11 @@ for _scope, _limit in _rate_overrides.items():
 
 CHAT_STAGE = os.environ.get("CHAT_STAGE") or "dev"
 CHAT_COMPANY_NAME = os.environ.get("CHAT_COMPANY_NAME", "")
-CHAT_DEFAULT_MODEL = os.environ.get("CHAT_DEFAULT_MODEL") or "offline"
-CHAT_VERIFICATION_MODEL = os.environ.get("CHAT_VERIFICATION_MODEL") or CHAT_DEFAULT_MODEL
-CHAT_SELECTION_MODEL = os.environ.get("CHAT_SELECTION_MODEL") or CHAT_DEFAULT_MODEL
-CHAT_TITLE_MODEL = os.environ.get("CHAT_TITLE_MODEL") or CHAT_DEFAULT_MODEL
-CHAT_INSIGHTS_MODEL = os.environ.get("CHAT_INSIGHTS_MODEL") or CHAT_DEFAULT_MODEL
+CHAT_DEFAULT_MODEL = _model_env("CHAT_DEFAULT_MODEL", "offline")
+CHAT_VERIFICATION_MODEL = _model_env("CHAT_VERIFICATION_MODEL", CHAT_DEFAULT_MODEL)
+CHAT_SELECTION_MODEL = _model_env("CHAT_SELECTION_MODEL", CHAT_DEFAULT_MODEL)
+CHAT_TITLE_MODEL = _model_env("CHAT_TITLE_MODEL", CHAT_DEFAULT_MODEL)
+CHAT_INSIGHTS_MODEL = _model_env("CHAT_INSIGHTS_MODEL", CHAT_DEFAULT_MODEL)
 CHAT_SITE_FEATURES = _json_env("CHAT_SITE_FEATURES", {"promptInputFieldLabel": "Ask a question"}, dict)
 CHAT_WEBHOOKS = _webhooks_env("CHAT_WEBHOOKS")
 CHAT_MODEL_PRICES = _json_env(
@@ -430,6 +454,10 @@ CHAT_OFFLINE_TOKEN_DELAY_MS = _int_env("CHAT_OFFLINE_TOKEN_DELAY_MS", 20, minimu
 CHAT_WS_MAX_QUEUED_TURNS = _int_env("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
 # On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).
 CHAT_SHUTDOWN_GRACE_SECONDS = _float_env("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
+# The bearer token a Prometheus scraper sends to /metrics; admins may read it without (chatplatform.metrics).
+CHAT_METRICS_TOKEN = os.environ.get("CHAT_METRICS_TOKEN", "")
+# Off: nothing is counted and /metrics is 404 (bench/metrics.py compares a turn with and without).
+CHAT_METRICS_ENABLED = _bool_env("CHAT_METRICS_ENABLED", default=True)
 # Tool execution: the sandbox of inline JavaScript tools, the largest result a tool may
 # give the model (bytes of JSON), model round trips per turn, and how much of a call's arguments
 # and result a trace keeps.
@@ -467,6 +495,9 @@ if CHAT_TASK_BACKEND not in _TASK_BACKENDS:
 if CHAT_TASK_BACKEND == "rq" and not REDIS_URL:
     raise _malformed("CHAT_TASK_BACKEND", "rq needs REDIS_URL")
 TASKS = {"default": _TASK_BACKENDS[CHAT_TASK_BACKEND]}
+if CHAT_TASK_BACKEND == "rq":
+    # Its app (the RQ dashboard) imports redis and rq: only where RQ is the backend.
+    INSTALLED_APPS.append("django_rq")
 # django-rq's queue (the RQ backend's broker); the worker runs jobs in its own process, no fork.
 RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 900}}
 # How often an idle worker looks for due tasks, webhook deliveries and periodic jobs.
@@ -496,11 +527,24 @@ CHAT_WEBHOOK_CONCURRENCY = _int_env("CHAT_WEBHOOK_CONCURRENCY", 16, minimum=1)
 # Session insights (CONTRACT §5): the time limit of one analysis by CHAT_INSIGHTS_MODEL.
 CHAT_INSIGHTS_TIMEOUT_SECONDS = _float_env("CHAT_INSIGHTS_TIMEOUT_SECONDS", 120.0)
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_LEVEL = _choice_env("LOG_LEVEL", "INFO", LOG_LEVELS, upper=True)
+# `json`: one JSON object a line (python-json-logger), for log collectors; `text` for people.
+LOG_FORMAT = _choice_env("LOG_FORMAT", "text", ("text", "json"))
+_LOG_FORMATTERS = {
+    "text": {"format": "%(message)s"},
+    "json": {
+        "()": "pythonjsonlogger.json.JsonFormatter",
+        "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
+        "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+    },
+}
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "formatters": {"default": _LOG_FORMATTERS[LOG_FORMAT]},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "default"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     # Django's own console handler would print every record a second time through the root.
     "loggers": {
         "django": {"handlers": [], "level": "INFO", "propagate": True},

@@ -7,6 +7,8 @@ from importlib import import_module
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.core.cache import cache
+from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path, re_path
 from django.views import View
@@ -14,7 +16,9 @@ from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
+from chatplatform import inflight
 from chatplatform.api.views import ApiView, UnknownPathView
+from chatplatform.metrics import metrics_view
 
 
 @extend_schema(exclude=True)
@@ -28,7 +32,27 @@ class DocsView(ApiView, SpectacularSwaggerView):
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
+    """Liveness: the process answers. Nothing else is checked (a dependency down is not a reason to restart)."""
     return JsonResponse({"status": "ok"})
+
+
+def readyz(request: HttpRequest) -> JsonResponse:
+    """Readiness: the database and the cache answer, and the process is not draining; 503 otherwise."""
+    checks: dict[str, str] = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = "ok"
+    except Exception as exc:
+        checks["database"] = f"unavailable: {type(exc).__name__}"
+    try:
+        cache.get("readyz")
+        checks["cache"] = "ok"
+    except Exception as exc:
+        checks["cache"] = f"unavailable: {type(exc).__name__}"
+    checks["accepting"] = "ok" if inflight.accepting() else "draining"
+    ready = all(value == "ok" for value in checks.values())
+    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
 
 
 # Each resource app's urls.py lists its SPEC.md paths in `chat_urlpatterns` (under /api/chat/)
@@ -59,6 +83,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/logout/", _sign_out_view().as_view(), name="logout"),
     path("healthz", healthz),
+    path("readyz", readyz),
+    path("metrics", metrics_view),
     *pages,
 ]
 if settings.OIDC_ENABLED:

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from rest_framework import serializers
 
@@ -89,6 +90,14 @@ class SemanticDirectiveAdmin(admin.ModelAdmin):
         for field in SemanticDirective._meta.concrete_fields:
             setattr(obj, field.attname, getattr(directive, field.attname))
         obj._state.adding = False
+
+    # Deletes go through the service too, which records them in the audit log.
+    def delete_model(self, request: HttpRequest, obj: SemanticDirective) -> None:
+        services.directive_delete(data={"scope": obj.scope, "id": obj.directive_id}, user_id=request.user.pk)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[SemanticDirective]) -> None:
+        for scope, directive_id in queryset.values_list("scope", "directive_id"):
+            services.directive_delete(data={"scope": scope, "id": directive_id}, user_id=request.user.pk)
 
 
 @admin.register(DirectiveDeployment)

@@ -20,7 +20,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from chatplatform.api.fields import STRING_MESSAGES, StrictCharField
+from chatplatform.api.fields import STRING_MESSAGES, StrictBooleanField, StrictCharField
 from directives.models import DIRECTIVE_ID_MAX_LENGTH, GROUP_ID_MAX_LENGTH, ScopeType, SemanticDirective
 from directives.scopes import Scope, ScopeError, build_scope, parse_scope
 
@@ -283,7 +283,7 @@ class DirectiveSearchRequestSerializer(serializers.Serializer):
         allow_null=True,
         error_messages=dict.fromkeys(("invalid", "min_value", "max_value", "max_string_length"), _LIMIT_RULE),
     )
-    includeInstructions = serializers.BooleanField(default=False, allow_null=True)
+    includeInstructions = StrictBooleanField(default=False, allow_null=True)
     paginationToken = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     userId = _UserIdField()
 

@@ -15,6 +15,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from rest_framework import serializers
 
+from chatplatform import audit
 from chatplatform.api.errors import NotFound
 from directives.models import DirectiveDeployment, SemanticDirective
 from directives.serializers import validate_directive, validate_directive_key, validate_group_id
@@ -71,25 +72,32 @@ def directive_upsert(*, data: Any, user_id: str) -> SemanticDirective:
         if existing is None:
             directive = SemanticDirective(**fields, create_date=now, last_update=now, created_by=user_id, last_updated_by=user_id)
             directive.save(force_insert=True)
+            audit.record(actor=user_id, instance=directive, before=None, after=audit.snapshot(directive))
             return directive
+        before = audit.snapshot(existing)
         existing.description = fields["description"]
         existing.instructions = fields["instructions"]
         existing.last_update = now
         existing.last_updated_by = user_id
         existing.save(update_fields=["description", "instructions", "last_update", "last_updated_by"])
+        audit.record(actor=user_id, instance=existing, before=before, after=audit.snapshot(existing))
         return existing
 
     return _retrying_once(write)
 
 
-def directive_delete(*, data: Any) -> None:
+def directive_delete(*, data: Any, user_id: str) -> None:
     """Delete the directive `data` names (`{scope, id}` or `{scopeType, scopeValue, id}`); 404 when absent."""
     try:
         key = validate_directive_key(data)
     except serializers.ValidationError as exc:
         raise _prefixed("semanticDirective", exc)
-    deleted, _ = SemanticDirective.objects.filter(scope=key["scope"], directive_id=key["directive_id"]).delete()
-    if not deleted:
+    with transaction.atomic():
+        directive = SemanticDirective.objects.select_for_update().filter(scope=key["scope"], directive_id=key["directive_id"]).first()
+        if directive is not None:
+            audit.record(actor=user_id, instance=directive, before=audit.snapshot(directive), after=None)
+            directive.delete()
+    if directive is None:
         raise NotFound(f"semantic directive {key['directive_id']} not found in scope {key['scope']}")
 
 
@@ -179,6 +187,7 @@ def directives_deploy(
         result = DeployResult(group_id=group_id, dry_run=dry_run)
         to_create: list[SemanticDirective] = []
         to_update: list[SemanticDirective] = []
+        befores: dict[int, dict[str, Any]] = {}
         for key, fields in keys.items():
             directive = stored.get(key)
             if directive is None:
@@ -201,6 +210,7 @@ def directives_deploy(
                 result.unchanged.append(key)
             else:
                 result.updated.append(key)
+                befores[directive.pk] = audit.snapshot(directive)
                 directive.description = fields["description"]
                 directive.instructions = fields["instructions"]
                 directive.group_id = group_id
@@ -216,6 +226,12 @@ def directives_deploy(
             SemanticDirective.objects.bulk_update(
                 to_update, ["description", "instructions", "group_id", "last_update", "last_updated_by"], batch_size=500
             )
+            for directive in to_create:
+                audit.record(actor=user_id, instance=directive, before=None, after=audit.snapshot(directive))
+            for directive in to_update:
+                audit.record(actor=user_id, instance=directive, before=befores[directive.pk], after=audit.snapshot(directive))
+            for directive in missing:
+                audit.record(actor=user_id, instance=directive, before=audit.snapshot(directive), after=None)
             SemanticDirective.objects.filter(pk__in=[d.pk for d in missing]).delete()
             record.applied, record.deleted = result.applied, len(result.deleted)
             record.save(update_fields=["applied", "deleted"])

@@ -88,7 +88,7 @@ class SemanticDirectiveAdminViewSet(AdminApiViewSet):
     def destroy(self, request: Request) -> Response:
         body = DirectiveBodySerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        services.directive_delete(data=body.validated_data["semanticDirective"])
+        services.directive_delete(data=body.validated_data["semanticDirective"], user_id=request.user.pk)
         return ok()
 
     @extend_schema(

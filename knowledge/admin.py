@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import URLPattern, path, reverse
-from django_json_widget.widgets import JSONEditorWidget
 from rest_framework import serializers
 
+from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.errors import ApiError
 from chatplatform.api.exceptions import flatten_errors
 from knowledge import ingest, selectors, services
@@ -34,13 +33,14 @@ _FIELDS = {
 _RETRIEVAL = {"strategy": "strategy", "topK": "top_k", "mode": "mode"}
 
 
-class KnowledgeBaseForm(forms.ModelForm):
+class KnowledgeBaseForm(AdminForm):
     """Runs the Admin API's validation in clean(); the admin saves through knowledge.services."""
 
     class Meta:
         model = KnowledgeBase
         fields = ["knowledge_base_id", "name", "description", "source", "external_id", "strategy", "top_k", "mode", "access_rules"]
-        widgets = {"access_rules": JSONEditorWidget(height="160px")}
+        field_classes = {"access_rules": JSONField}
+        widgets = {"access_rules": JSONEditor(height="160px")}
         help_texts = {
             "description": "Told to the model: what the collection holds and when to search it.",
             "mode": "Semantic and hybrid need CHAT_EMBEDDING_MODEL.",
@@ -126,12 +126,12 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
         return super().delete_view(request, object_id, extra_context)
 
     def delete_model(self, request: HttpRequest, obj: KnowledgeBase) -> None:
-        services.knowledge_base_delete(knowledge_base_id=obj.pk)
+        services.knowledge_base_delete(knowledge_base_id=obj.pk, user_id=request.user.pk)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[KnowledgeBase]) -> None:
         for base in queryset:
             try:
-                services.knowledge_base_delete(knowledge_base_id=base.pk)
+                services.knowledge_base_delete(knowledge_base_id=base.pk, user_id=request.user.pk)
             except ApiError as exc:
                 messages.error(request, f"Not deleted: {exc.message}")
 
@@ -216,8 +216,10 @@ class DocumentAdmin(admin.ModelAdmin):
         return False
 
     def delete_model(self, request: HttpRequest, obj: Document) -> None:
-        services.document_delete(knowledge_base_id=obj.knowledge_base_id, document_id=str(obj.document_id))
+        services.document_delete(knowledge_base_id=obj.knowledge_base_id, document_id=str(obj.document_id), user_id=request.user.pk)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         for document in queryset:
-            services.document_delete(knowledge_base_id=document.knowledge_base_id, document_id=str(document.document_id))
+            services.document_delete(
+                knowledge_base_id=document.knowledge_base_id, document_id=str(document.document_id), user_id=request.user.pk
+            )

@@ -10,11 +10,13 @@ none); README "Knowledge bases" says how to enable it.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from django.db import connection
 from django.db.backends.signals import connection_created
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +83,8 @@ def nearest(knowledge_base_id: str, model: str, query_vector: np.ndarray, limit:
 def enable(dimensions: int, *, hnsw: bool) -> int:
     """Create the extension, the column (vector(dimensions)) and optionally an HNSW index, and copy
     the stored vectors of that length into it. The number of chunks copied."""
+    import numpy as np  # at first use: not when Django starts
+
     with connection.cursor() as cursor:
         cursor.execute("CREATE EXTENSION IF NOT EXISTS vector")
         cursor.execute(f"ALTER TABLE knowledge_chunk ADD COLUMN IF NOT EXISTS {COLUMN} vector({int(dimensions)})")

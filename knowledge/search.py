@@ -18,15 +18,17 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-import numpy as np
 from django.conf import settings
 from django.db import connection
 
 from chatplatform import embeddings
 from knowledge.models import Chunk, KnowledgeBase, Mode, Source
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -219,11 +221,15 @@ def forget_vectors() -> None:
 
 
 def normalised(vectors: np.ndarray) -> np.ndarray:
+    import numpy as np  # at first use: not when Django starts
+
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
     return vectors / np.where(norms == 0, 1, norms)
 
 
 def _matrix(knowledge_base: KnowledgeBase, model: str) -> _Matrix:
+    import numpy as np  # at first use: not when Django starts
+
     key = f"{connection.alias}:{knowledge_base.pk}"
     with _matrices_lock:
         cached = _matrices.get(key)
@@ -254,6 +260,8 @@ def _matrix(knowledge_base: KnowledgeBase, model: str) -> _Matrix:
 
 def embed_query(query: str) -> np.ndarray:
     """The query's unit vector from CHAT_EMBEDDING_MODEL; SearchError when the model fails."""
+    import numpy as np  # at first use: not when Django starts
+
     try:
         (vector,) = embeddings.embed([query], model=settings.CHAT_EMBEDDING_MODEL, purpose="query")
     except embeddings.EmbeddingError as exc:
@@ -262,6 +270,8 @@ def embed_query(query: str) -> np.ndarray:
 
 
 def _semantic(knowledge_base: KnowledgeBase, query_vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    import numpy as np  # at first use: not when Django starts
+
     from knowledge import pgvector
 
     model = settings.CHAT_EMBEDDING_MODEL

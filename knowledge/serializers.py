@@ -11,6 +11,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from chatplatform.api.fields import StrictCharField, check_access_rules
+from chatplatform.api.schema import documented
 from knowledge.models import Document, KnowledgeBase, Mode, Source, Strategy
 from knowledge.search import default_mode, effective_mode
 
@@ -34,6 +35,7 @@ def check_knowledge_base_id(value: str) -> None:
         raise serializers.ValidationError(KNOWLEDGE_BASE_ID_RULE)
 
 
+@documented({"type": "object"})
 def check_object(value: Any) -> None:
     if not isinstance(value, dict):
         raise serializers.ValidationError("must be an object")
@@ -194,12 +196,12 @@ class KnowledgeBaseUpsertRequestSerializer(serializers.Serializer):
     knowledgeBase = serializers.JSONField(
         validators=[check_object], help_text="A new knowledge base, or knowledgeBaseId plus the fields to change."
     )
-    userId = serializers.CharField(required=False, allow_blank=True, help_text="Stamped as createdBy / lastUpdatedBy.")
+    userId = StrictCharField(required=False, allow_blank=True, help_text="Stamped as createdBy / lastUpdatedBy.")
 
 
 class KnowledgeBaseSearchRequestSerializer(serializers.Serializer):
     knowledgeBaseIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, max_length=1000)
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
 
 
 class DocumentJsonSerializer(serializers.Serializer):
@@ -222,7 +224,7 @@ class DocumentJsonSerializer(serializers.Serializer):
 
 class DocumentUploadRequestSerializer(serializers.Serializer):
     document = DocumentJsonSerializer()
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
 
 
 class DocumentFormSerializer(serializers.Serializer):
@@ -231,10 +233,10 @@ class DocumentFormSerializer(serializers.Serializer):
     file = serializers.FileField(allow_empty_file=True, error_messages={"required": "is required (a multipart file field)"})
     title = StrictCharField(max_length=500, required=False)
     sourceUrl = StrictCharField(max_length=2000, required=False, allow_blank=True)
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
 
 
 class QueryRequestSerializer(serializers.Serializer):
     query = StrictCharField(max_length=QUERY_MAX_CHARS)
     topK = serializers.JSONField(required=False, validators=[check_top_k])
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)

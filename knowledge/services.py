@@ -14,19 +14,21 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django_tasks import task
 from rest_framework import serializers
 
-from chatplatform import embeddings
+from chatplatform import audit, embeddings
 from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound
 from knowledge import ingest, pgvector
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, Source
 from knowledge.serializers import validate_knowledge_base
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -59,13 +61,16 @@ def _write(existing: KnowledgeBase | None, data: dict[str, Any], *, user_id: str
     if existing is None:
         base = KnowledgeBase(**fields, created_by=user_id, last_updated_by=user_id)
         base.save(force_insert=True)
+        audit.record(actor=user_id, instance=base, before=None, after=audit.snapshot(base))
         return base
     changed = {name: value for name, value in fields.items() if getattr(existing, name) != value}
     if changed:
+        before = audit.snapshot(existing)
         for name, value in changed.items():
             setattr(existing, name, value)
         existing.last_updated_by = user_id
         existing.save()
+        audit.record(actor=user_id, instance=existing, before=before, after=audit.snapshot(existing))
     return existing
 
 
@@ -94,7 +99,7 @@ def knowledge_base_in_use(*, knowledge_base_id: str) -> str | None:
     return None
 
 
-def knowledge_base_delete(*, knowledge_base_id: str) -> None:
+def knowledge_base_delete(*, knowledge_base_id: str, user_id: str) -> None:
     """Delete the knowledge base, its documents and chunks; refused (400) while anything uses it."""
     with transaction.atomic():
         base = _lock(knowledge_base_id)
@@ -103,6 +108,7 @@ def knowledge_base_delete(*, knowledge_base_id: str) -> None:
         problem = knowledge_base_in_use(knowledge_base_id=knowledge_base_id)
         if problem:
             raise InvalidRequest(problem, field="knowledgeBaseId")
+        audit.record(actor=user_id, instance=base, before=audit.snapshot(base), after=None)
         base.delete()
 
 
@@ -122,6 +128,8 @@ def _key(source_url: str | None, title: str) -> str:
 
 def _prepare(data: bytes, mime_type: str) -> _Indexed:
     """Extract, chunk and embed (ExtractionError or EmbeddingError); no database."""
+    import numpy as np  # at first use: not when Django starts
+
     spans = ingest.chunk(ingest.extract(data, mime_type))
     if not spans:
         raise ingest.ExtractionError("the document holds no text")
@@ -233,10 +241,13 @@ def document_add(
         created_by=user_id,
     )
     if len(data) <= settings.CHAT_KB_INLINE_INDEX_BYTES:
-        return _index(document, data)
+        indexed = _index(document, data)
+        audit.record(actor=user_id, instance=indexed, before=None, after=audit.snapshot(indexed))
+        return indexed
     with transaction.atomic():
         document.content = data
         document.save()
+        audit.record(actor=user_id, instance=document, before=None, after=audit.snapshot(document))
         # After commit, so that a worker in another process finds the row.
         transaction.on_commit(lambda: index_document.enqueue(document.pk))
     return Document.objects.defer("content").get(pk=document.pk)  # indexed already when the tasks backend runs them at once
@@ -253,14 +264,19 @@ def document_index(*, document_pk: int) -> str:
     return _index(document, bytes(document.content)).status
 
 
-def document_delete(*, knowledge_base_id: str, document_id: str) -> None:
+def document_delete(*, knowledge_base_id: str, document_id: str, user_id: str) -> None:
     """Delete the document and every chunk of it; 404 when the base does not hold it."""
     try:
         document_uuid = uuid.UUID(document_id)
     except ValueError:
         raise NotFound(f"document {document_id} not found in knowledge base {knowledge_base_id}") from None
     with transaction.atomic():
-        deleted, _ = Document.objects.filter(knowledge_base_id=knowledge_base_id, document_id=document_uuid).delete()
+        documents = list(
+            Document.objects.select_for_update().defer("content").filter(knowledge_base_id=knowledge_base_id, document_id=document_uuid)
+        )
+        for document in documents:
+            audit.record(actor=user_id, instance=document, before=audit.snapshot(document), after=None)
+        deleted, _ = Document.objects.filter(pk__in=[document.pk for document in documents]).delete()
         if not deleted:
             if not KnowledgeBase.objects.filter(pk=knowledge_base_id).exists():
                 raise NotFound(f"knowledge base {knowledge_base_id} not found")

@@ -5,10 +5,11 @@ from __future__ import annotations
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from chatplatform.api.bodies import JSONParser
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.api.views import AdminApiViewSet, ok
 from knowledge import ingest, selectors, services
@@ -79,7 +80,7 @@ class KnowledgeBaseAdminViewSet(AdminApiViewSet):
 
     @extend_schema(operation_id="knowledge_base_delete", parameters=[_ID], responses=_Success)
     def destroy(self, request: Request, knowledgeBaseId: str) -> Response:
-        services.knowledge_base_delete(knowledge_base_id=knowledgeBaseId)
+        services.knowledge_base_delete(knowledge_base_id=knowledgeBaseId, user_id=request.user.pk)
         return ok()
 
     @extend_schema(
@@ -180,5 +181,5 @@ class DocumentAdminViewSet(AdminApiViewSet):
         responses=_Success,
     )
     def destroy(self, request: Request, knowledgeBaseId: str, documentId: str) -> Response:
-        services.document_delete(knowledge_base_id=knowledgeBaseId, document_id=documentId)
+        services.document_delete(knowledge_base_id=knowledgeBaseId, document_id=documentId, user_id=request.user.pk)
         return ok()

@@ -2,35 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django_json_widget.widgets import JSONEditorWidget
 
+from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.exceptions import flatten_errors
 from tags import services
 from tags.models import TagDefinition, TagStatus, WidgetType
 from tags.serializers import TagDefinitionSerializer, wire_from_model_fields, writable_fields
 
 
-class JSONEditor(JSONEditorWidget):
-    """JSONEditorWidget that shows the form again when a submitted value is empty or not JSON
-    (the stock widget fails with a 500 there), so the operator sees the field's error."""
-
-    def format_value(self, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                return json.loads(value)
-            except json.JSONDecodeError:
-                return value or None
-        return value
-
-
-class TagDefinitionAdminForm(forms.ModelForm):
+class TagDefinitionAdminForm(AdminForm):
     """Runs `TagDefinitionSerializer` (the API's validator) in `clean()`; its errors are shown on
     the field they name, and the admin saves the validated definition through `tags.services`."""
 
@@ -52,6 +37,7 @@ class TagDefinitionAdminForm(forms.ModelForm):
             "llm_instructions",
             "dont_cache_this",
         )
+        field_classes = dict.fromkeys(("widget", "rendering_contexts", "llm_instructions"), JSONField)
         widgets = {
             "widget": JSONEditor(height="220px"),
             "rendering_contexts": JSONEditor(height="220px"),
@@ -122,10 +108,10 @@ class TagDefinitionAdmin(admin.ModelAdmin):
             setattr(obj, field.attname, getattr(saved, field.attname))
 
     def delete_model(self, request: HttpRequest, obj: TagDefinition) -> None:
-        services.tags_delete(ids=[obj.pk])
+        services.tags_delete(ids=[obj.pk], user_id=request.user.pk)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[TagDefinition]) -> None:
-        services.tags_delete(ids=list(queryset.values_list("pk", flat=True)))
+        services.tags_delete(ids=list(queryset.values_list("pk", flat=True)), user_id=request.user.pk)
 
     def _move(self, request: HttpRequest, queryset: QuerySet[TagDefinition], status: TagStatus) -> None:
         changed = services.tags_set_status(ids=list(queryset.values_list("pk", flat=True)), status=status, user_id=request.user.pk)

@@ -16,6 +16,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from chatplatform.api.fields import StrictBooleanField
 from tags.models import TagDefinition, TagStatus, UsageMode
 from tags.validation import (
     NAME_PATTERN,
@@ -116,6 +117,7 @@ class TagDefinitionSerializer(serializers.Serializer):
 
     # Absent rather than null in responses when unset (SPEC.md marks them optional).
     _OMIT_WHEN_NULL = ("llmInstructionsMd", "llmInstructions", "groupId")
+    OPTIONAL_IN_RESPONSES = _OMIT_WHEN_NULL  # for the OpenAPI schema (chatplatform.api.schema)
     _INSTRUCTION_FIELDS = ("llmInstructionsMd", "llmInstructions")
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
@@ -242,7 +244,7 @@ class TagDefinitionDeleteRequestSerializer(serializers.Serializer):
 
 
 class TagDefinitionSearchRequestSerializer(serializers.Serializer):
-    includeInstructions = serializers.BooleanField(required=False, default=False)
+    includeInstructions = StrictBooleanField(required=False, default=False)
     paginationToken = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from chatplatform import audit
 from chatplatform.api.errors import NotFound
 from tags import cache
 from tags.models import TagDefinition, TagStatus
@@ -54,17 +55,31 @@ def _upsert(*, definition: dict[str, Any], user_id: str, group_id: Any, now: Any
             # A savepoint: when another admin creates the same (scope, tag) first, the unique
             # constraint fires and this becomes an update of their row.
             with transaction.atomic():
-                return TagDefinition.objects.create(
+                created = TagDefinition.objects.create(
                     scope=scope, tag=tag, created_by=user_id, last_updated_by=user_id, create_date=now, last_update=now, **values
                 )
+                audit.record(actor=user_id, instance=created, before=None, after=audit.snapshot(created))
+                return created
         except IntegrityError:
             existing = TagDefinition.objects.select_for_update().get(scope=scope, tag=tag)
+    before = audit.snapshot(existing)
     for name, value in values.items():
         setattr(existing, name, value)
     existing.last_updated_by = user_id
     existing.last_update = now
     existing.save()
+    audit.record(actor=user_id, instance=existing, before=before, after=audit.snapshot(existing))
     return existing
+
+
+def _delete(definitions: Iterable[TagDefinition], *, user_id: str) -> int:
+    """Delete the (locked) definitions, each with its audit entry."""
+    pks = []
+    for definition in definitions:
+        audit.record(actor=user_id, instance=definition, before=audit.snapshot(definition), after=None)
+        pks.append(definition.pk)
+    TagDefinition.objects.filter(pk__in=pks).delete()
+    return len(pks)
 
 
 def tag_upsert(*, definition: dict[str, Any], user_id: str) -> TagDefinition:
@@ -79,19 +94,19 @@ def tag_upsert(*, definition: dict[str, Any], user_id: str) -> TagDefinition:
     return saved
 
 
-def tag_delete(*, scope: str, tag: str) -> None:
+def tag_delete(*, scope: str, tag: str, user_id: str) -> None:
     """Delete for good (SPEC.md: permanent; the model stops using the tag at once)."""
     with transaction.atomic():
-        deleted, _ = TagDefinition.objects.filter(scope=scope, tag=tag).delete()
+        deleted = _delete(TagDefinition.objects.select_for_update().filter(scope=scope, tag=tag), user_id=user_id)
         if not deleted:
             raise NotFound(f"tag definition not found: scope {scope!r}, tag {tag!r}")
         cache.invalidate()
 
 
-def tags_delete(*, ids: Iterable[int]) -> int:
+def tags_delete(*, ids: Iterable[int], user_id: str) -> int:
     """Delete several definitions by primary key (the Django admin's bulk delete)."""
     with transaction.atomic():
-        deleted, _ = TagDefinition.objects.filter(pk__in=list(ids)).delete()
+        deleted = _delete(TagDefinition.objects.select_for_update().filter(pk__in=list(ids)), user_id=user_id)
         cache.invalidate()
     return deleted
 
@@ -100,7 +115,13 @@ def tags_set_status(*, ids: Iterable[int], status: TagStatus | str, user_id: str
     """Move definitions to `status` (SPEC.md "States and transitions"; every move is allowed,
     including out of `retired`: an operator un-retires on purpose)."""
     with transaction.atomic():
-        changed = TagDefinition.objects.filter(pk__in=list(ids)).update(status=status, last_updated_by=user_id, last_update=timezone.now())
+        now, changed = timezone.now(), 0
+        for definition in TagDefinition.objects.select_for_update().filter(pk__in=list(ids)):
+            before = audit.snapshot(definition)
+            definition.status, definition.last_updated_by, definition.last_update = status, user_id, now
+            definition.save(update_fields=["status", "last_updated_by", "last_update"])
+            audit.record(actor=user_id, instance=definition, before=before, after=audit.snapshot(definition))
+            changed += 1
         cache.invalidate()
     return changed
 
@@ -131,7 +152,7 @@ def tags_deploy(
         for item in definitions:
             _upsert(definition=item, user_id=user_id, group_id=group_id, now=now)
         if stale:
-            TagDefinition.objects.filter(pk__in=stale).delete()
+            _delete(TagDefinition.objects.select_for_update().filter(pk__in=stale), user_id=user_id)
         cache.invalidate()
     logger.info("tag batch group=%s timestamp=%s by %s: %d applied, %d deleted", group_id, timestamp, user_id, len(definitions), len(stale))
     return DeployResult(applied=len(definitions), deleted=len(stale))

@@ -67,7 +67,7 @@ class TagDefinitionAdminViewSet(AdminApiViewSet):
         body = TagDefinitionDeleteRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         target = body.validated_data["tagDefinition"]
-        services.tag_delete(scope=target["scope"], tag=target["tag"])
+        services.tag_delete(scope=target["scope"], tag=target["tag"], user_id=request.user.pk)
         return ok()
 
     @extend_schema(

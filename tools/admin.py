@@ -15,8 +15,8 @@ from django.contrib import admin
 from django.core.validators import MaxLengthValidator
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django_json_widget.widgets import JSONEditorWidget
 
+from chatplatform.admin_forms import AdminForm, CodeEditor, JSONEditor, JSONField
 from tools import services
 from tools.models import ExecutionType, ToolDefinition
 from tools.serializers import definition_from_model_values, field_sources
@@ -35,7 +35,7 @@ _EXTRA_FORM_FIELDS = {
 }
 
 
-class ToolDefinitionForm(forms.ModelForm):
+class ToolDefinitionForm(AdminForm):
     auth_client_id = forms.CharField(label="OAuth client id", required=False)
     auth_client_secret = forms.CharField(
         label="OAuth client secret",
@@ -68,11 +68,13 @@ class ToolDefinitionForm(forms.ModelForm):
             "tags",
             "test_type",
         )
+        field_classes = dict.fromkeys(_JSON_FIELDS, JSONField)
         widgets = {
-            **{name: JSONEditorWidget(height="220px") for name in _JSON_FIELDS},
+            **{name: JSONEditor(height="220px") for name in _JSON_FIELDS},
             "description": forms.Textarea(attrs={"rows": 3}),
-            "code": forms.Textarea(attrs={"rows": 12, "style": "font-family: monospace"}),
+            "code": CodeEditor(),
         }
+        help_texts = {"code": "One JavaScript function expression, called as fn(event, params); it may be async."}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -163,8 +165,8 @@ class ToolDefinitionAdmin(admin.ModelAdmin):
         obj._state.adding = False
 
     def delete_model(self, request: HttpRequest, obj: ToolDefinition) -> None:
-        services.tool_delete(tool_id=obj.tool_id)
+        services.tool_delete(tool_id=obj.tool_id, user_id=request.user.pk)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ToolDefinition]) -> None:
         for tool_id in queryset.values_list("tool_id", flat=True):
-            services.tool_delete(tool_id=tool_id)
+            services.tool_delete(tool_id=tool_id, user_id=request.user.pk)

@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import re
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
-
 from tools import registry
 
 LAMBDA_ARN = re.compile(
@@ -21,7 +17,7 @@ LAMBDA_ARN = re.compile(
     r"(?::(?P<qualifier>\$LATEST|[A-Za-z0-9_-]{1,128}))?"
 )
 # Validation runs inside an admin request: fail fast rather than hold it through botocore's retries.
-_AWS_CONFIG = Config(connect_timeout=3, read_timeout=5, retries={"max_attempts": 2, "mode": "standard"})
+_AWS_CONFIG = {"connect_timeout": 3, "read_timeout": 5, "retries": {"max_attempts": 2, "mode": "standard"}}
 
 
 class FunctionRefError(ValueError):
@@ -45,8 +41,13 @@ def check_lambda(function_arn: str) -> None:
     match = LAMBDA_ARN.fullmatch(function_arn)
     if match is None:
         raise FunctionRefError("is not a valid AWS Lambda function ARN")
+    # boto3 is imported here, where an ARN is verified: not when Django starts.
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import BotoCoreError, ClientError
+
     try:
-        client = boto3.client("lambda", region_name=match["region"], config=_AWS_CONFIG)
+        client = boto3.client("lambda", region_name=match["region"], config=Config(**_AWS_CONFIG))
         function = client.get_function(FunctionName=function_arn)
         tags = function.get("Tags")
         if tags is None:

@@ -21,9 +21,12 @@ network or timer API in the engine, so even a tokenizer mistake cannot hang or e
 
 from __future__ import annotations
 
+import re
 import secrets
+from typing import TYPE_CHECKING
 
-import quickjs
+if TYPE_CHECKING:
+    import quickjs
 
 MAX_CODE_LENGTH = 100_000
 TIME_LIMIT_SECONDS = 0.5
@@ -259,6 +262,8 @@ def _is_single_function_expression(tokens: list[Token]) -> bool:
 
 
 def _fresh_context() -> quickjs.Context:
+    import quickjs  # the engine, at the first check: not when Django starts
+
     context = quickjs.Context()
     context.set_time_limit(TIME_LIMIT_SECONDS)
     context.set_memory_limit(MEMORY_LIMIT_BYTES)
@@ -270,12 +275,31 @@ def _engine_message(exc: Exception) -> str:
     return " ".join(str(exc).split("\n    at ")[0].split())[:300]
 
 
+# Where the engine reports a syntax error: `at <input>:LINE:COLUMN` of the probe script.
+_POSITION = re.compile(r"at <input>:(\d+):(\d+)")
+# The probe script holds two lines before the first line of `code` (see check_function_expression).
+_LINES_BEFORE_CODE = 2
+
+
+def _position(exc: Exception, code: str) -> str:
+    """`line L, column C` of `code` where the engine stopped, or "" when it is outside `code`."""
+    match = _POSITION.search(str(exc))
+    if match is None:
+        return ""
+    line = int(match[1]) - _LINES_BEFORE_CODE
+    if not 1 <= line <= code.count("\n") + 1:
+        return " (at the end of the code)" if line > 0 else ""
+    return f" at line {line}, column {match[2]}"
+
+
 def check_function_expression(code: str) -> None:
     """Raise InvalidCode unless `code` is one JavaScript function expression. Runs none of it."""
     if len(code) > MAX_CODE_LENGTH:
         raise InvalidCode(f"must be at most {MAX_CODE_LENGTH} characters")
     if not code.strip():
         raise InvalidCode("is required")
+    import quickjs
+
     nonce = secrets.token_hex(8)
     sentinel = f"parsed-{nonce}"
     probe = f"__toolCodeProbe_{nonce}"
@@ -285,7 +309,7 @@ def check_function_expression(code: str) -> None:
         context.eval(f'throw "{sentinel}";\n{declaration}')
     except (quickjs.JSException, quickjs.StackOverflow) as exc:
         if not str(exc).startswith(sentinel):
-            raise InvalidCode(f"is not valid JavaScript: {_engine_message(exc)}") from None
+            raise InvalidCode(f"is not valid JavaScript{_position(exc, code)}: {_engine_message(exc)}") from None
     else:  # the first statement always throws; reaching here means the engine did something else
         raise InvalidCode(EXPECTED_FORM)
     try:

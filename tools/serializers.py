@@ -92,6 +92,7 @@ class ToolSerializer(serializers.Serializer):
     functionArn = serializers.CharField(source="function_arn", required=False, help_text="function tools: local:<name> or a Lambda ARN")
     url = serializers.CharField(required=False, help_text="mcp tools: the server's Streamable HTTP address")
     auth = serializers.SerializerMethodField()
+    OPTIONAL_IN_RESPONSES = ("auth",)  # left out unless the tool has auth (to_representation)
     code = serializers.CharField(required=False, help_text="inline tools: a JavaScript function expression (event, params) => ...")
     createdBy = serializers.CharField(source="created_by", read_only=True)
     lastModifiedBy = serializers.CharField(source="last_modified_by", read_only=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from chatplatform import audit
 from chatplatform.api.errors import ApiError
 from tools.models import ExecutionType, ToolDefinition
 from tools.serializers import model_values, stored_definition
@@ -88,18 +89,27 @@ def tool_upsert(*, tool: Mapping[str, Any], user_id: str) -> ToolDefinition:
                 if (current and current.updated_at) != (existing and existing.updated_at):
                     continue  # written by someone else meanwhile: merge onto their version
                 if current is None:
-                    return ToolDefinition.objects.create(**values, created_by=user_id, last_modified_by=user_id)
+                    created = ToolDefinition.objects.create(**values, created_by=user_id, last_modified_by=user_id)
+                    audit.record(actor=user_id, instance=created, before=None, after=audit.snapshot(created))
+                    return created
+                before = audit.snapshot(current)
                 for field, value in values.items():
                     setattr(current, field, value)
                 current.last_modified_by = user_id
                 current.save()
+                audit.record(actor=user_id, instance=current, before=before, after=audit.snapshot(current))
                 return current
         except IntegrityError:
             continue  # a concurrent create of the same toolId won: update it instead
     raise ApiError(f"tool.toolId: {tool_id} is being changed by other requests; retry", status_code=409)
 
 
-def tool_delete(*, tool_id: str) -> bool:
+def tool_delete(*, tool_id: str, user_id: str) -> bool:
     """Delete the tool; False when there was none."""
-    deleted, _ = ToolDefinition.objects.filter(tool_id=tool_id).delete()
-    return deleted > 0
+    with transaction.atomic():
+        tool = ToolDefinition.objects.select_for_update().filter(tool_id=tool_id).first()
+        if tool is None:
+            return False
+        audit.record(actor=user_id, instance=tool, before=audit.snapshot(tool), after=None)
+        tool.delete()
+    return True

@@ -29,19 +29,18 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from jsonschema import Draft202012Validator, ValidationError
 
 from chatplatform import llm
 from chatplatform.access import AccessRules
 from tools.executors import Outcome, ToolError, timed_out
-from tools.executors.function import call_function
-from tools.executors.inline import run_inline
-from tools.executors.mcp import call_mcp_tool
 from tools.models import ExecutionType, LifecycleStatus, ToolDefinition
 from tools.selectors import tools_by_ids
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -150,6 +149,8 @@ def parameters_json_schema(function: Mapping[str, Any]) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=1024)
 def _validator(schema_json: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(json.loads(schema_json))
 
 
@@ -261,11 +262,19 @@ class _Runnable:
         )
 
     async def run(self, event: dict[str, Any]) -> Any:
+        # Each executor (QuickJS, the MCP client, boto3) is imported by the first call of its
+        # type: a process that never runs one never loads it, and Django starts without them.
         if self.execution_type == ExecutionType.INLINE:
+            from tools.executors.inline import run_inline
+
             return await run_inline(self.code, event, timeout=self.timeout)
         if self.execution_type == ExecutionType.MCP:
+            from tools.executors.mcp import call_mcp_tool
+
             return await call_mcp_tool(url=self.url, event=event, timeout=self.timeout, auth=self.auth)
         if self.execution_type == ExecutionType.FUNCTION:
+            from tools.executors.function import call_function
+
             return await call_function(self.function_arn, event, timeout=self.timeout)
         raise ToolError(f"tool {self.tool_id} has an unknown executionType {self.execution_type!r}")
 

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chatplatform.api.errors import NotFound
+from chatplatform.api.fields import StrictCharField
 from chatplatform.api.views import AdminApiViewSet, ok
 from tools import selectors, services
 from tools.serializers import ToolSerializer, ToolWriteSerializer
@@ -18,7 +19,7 @@ MAX_SEARCH_IDS = 1000
 
 class ToolUpsertSerializer(serializers.Serializer):
     tool = serializers.JSONField(help_text="A whole ToolDefinition to create, or toolId plus the fields to change.")
-    userId = serializers.CharField(required=False, allow_blank=True, help_text="Recorded as createdBy / lastModifiedBy.")
+    userId = StrictCharField(required=False, allow_blank=True, help_text="Recorded as createdBy / lastModifiedBy.")
 
 
 class ToolSearchSerializer(serializers.Serializer):
@@ -29,7 +30,7 @@ class ToolSearchSerializer(serializers.Serializer):
         max_length=MAX_SEARCH_IDS,
         help_text="All tools when absent.",
     )
-    userId = serializers.CharField(required=False, allow_blank=True)
+    userId = StrictCharField(required=False, allow_blank=True)
 
 
 _ToolResponse = inline_serializer("ToolResponse", {"success": serializers.BooleanField(), "tool": ToolSerializer()})
@@ -65,7 +66,7 @@ class ToolAdminViewSet(AdminApiViewSet):
         responses=inline_serializer("ToolDeleteResponse", {"success": serializers.BooleanField()}),
     )
     def destroy(self, request: Request, tool_id: str) -> Response:
-        if not services.tool_delete(tool_id=tool_id):
+        if not services.tool_delete(tool_id=tool_id, user_id=request.user.pk):
             raise NotFound(f"tool {tool_id} not found")
         return ok()
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
-import orjson
 from django.conf import settings
 from django.http import HttpRequest
 from rest_framework import exceptions
@@ -34,7 +33,7 @@ from chat.models import ChatUser
 from chat.serializers import ChatUserSerializer, ConverseRequestSerializer
 from chat.turn.prompt import TurnContext, build_context
 from chatplatform import inflight
-from chatplatform.api import ratelimit
+from chatplatform.api import bodies, ratelimit
 from chatplatform.api.authentication import verified_subject
 from chatplatform.api.errors import ApiError, Code, PermissionDenied, RateLimited
 from chatplatform.api.permissions import is_admin
@@ -163,17 +162,14 @@ def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelim
 
 
 def parse(body: bytes | str, content_type: str) -> Any:
-    """The JSON body (`{}` when empty): 415 for another media type, 400 for JSON that does not
-    parse (orjson also refuses nesting deeper than 1,024: no input reaches a RecursionError)."""
+    """The JSON body (`{}` when empty): 415 for another media type; 413 and 400 as every API body
+    (chatplatform.api.bodies: too large, not JSON, nested too deep)."""
     media_type = content_type.partition(";")[0].strip().lower()
     if media_type != "application/json":
         raise exceptions.UnsupportedMediaType(media_type)
     if not body:
         return {}
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise exceptions.ParseError(f"JSON parse error - {exc}") from None
+    return bodies.load_json(body)
 
 
 _checkers = threading.local()

@@ -30,7 +30,7 @@ from chat.turn.reply import Emit, Transcript, respond, toolset, trace
 from chat.turn.titles import fallback_title, title_session, title_without_model
 from chat.turn.usage import Ledger, ms_since
 from chat.turn.verification import verify
-from chatplatform import inflight, llm
+from chatplatform import inflight, llm, metrics
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.db import on_db_thread
 from directives.selection import select
@@ -69,12 +69,15 @@ async def _run(context: TurnContext, claim: services.TurnClaim, emit: Emit) -> N
     transcript, ledger = Transcript(emit), Ledger()
     lease: _Lease | None = None
     started = time.perf_counter()
+    outcome = "failed"
     try:
         try:
             claim = await _wait_for_ticket(context, claim)
             lease = _Lease(claim)
             await _answer(context, claim, transcript, ledger, started)
+            outcome = "done"
         except asyncio.CancelledError:
+            outcome = "cancelled"
             failed = _Failed(
                 error_event(ApiError("the server shut down before the answer was complete", code=Code.SERVICE_UNAVAILABLE, status_code=503))
             )
@@ -101,6 +104,7 @@ async def _run(context: TurnContext, claim: services.TurnClaim, emit: Emit) -> N
     finally:
         if lease is not None:
             lease.stop()
+        metrics.turn_finished(outcome, time.perf_counter() - started)
         emit(None)
 
 

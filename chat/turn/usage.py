@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 
-from chatplatform import llm
+from chatplatform import llm, metrics
 
 
 def usage_fields(calls: list[tuple[str, llm.Usage]]) -> dict[str, Any]:
@@ -42,6 +42,7 @@ class Ledger:
     def add(self, stage: str, model: str, usage: llm.Usage, duration_ms: int, **details: Any) -> dict[str, Any]:
         """Count a model call and return its trace (already recorded)."""
         self.calls.append((model, usage))
+        metrics.model_called(stage, model, usage.input_tokens, usage.output_tokens, duration_ms / 1000)
         trace = {
             "stage": stage,
             "model": model,

@@ -20,6 +20,7 @@ logger = logging.getLogger("chatplatform.auth")
 # shared key: a token cannot choose its own verification key (the "alg confusion" attack).
 _JWKS_ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256"]
 _LEEWAY = 30  # seconds of clock skew tolerated on exp/iat/nbf
+TOKEN_EXPIRED = "token has expired"
 
 
 @functools.cache
@@ -95,7 +96,7 @@ def _decode(token: str) -> dict[str, Any]:
     except exceptions.AuthenticationFailed:
         raise
     except jwt.ExpiredSignatureError:
-        raise exceptions.AuthenticationFailed("token has expired") from None
+        raise exceptions.AuthenticationFailed(TOKEN_EXPIRED) from None
     except jwt.PyJWKClientError as exc:
         logger.warning("JWKS lookup failed: %s", exc)
         raise exceptions.AuthenticationFailed("token signing key could not be found") from None

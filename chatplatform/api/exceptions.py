@@ -7,12 +7,14 @@ from typing import Any
 
 import redis
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from chatplatform.api import bodies
 from chatplatform.api.errors import ApiError, Code, RateLimited
 
 logger = logging.getLogger("chatplatform.api")
@@ -73,7 +75,11 @@ def handle(exc: Exception, context: dict[str, Any] | None = None) -> Response:
         dependency = "the cache" if isinstance(exc, redis.RedisError) else "the database"
         body = envelope(f"service unavailable: {dependency} cannot be reached; retry later", Code.SERVICE_UNAVAILABLE)
         return Response(body, status=503, headers={"Retry-After": str(RETRY_AFTER_UNAVAILABLE)})
-    if isinstance(exc, Http404):
+    if isinstance(exc, RequestDataTooBig):
+        exc = bodies.too_large()
+    elif isinstance(exc, TooManyFieldsSent):
+        exc = exceptions.ParseError(str(exc))
+    elif isinstance(exc, Http404):
         exc = exceptions.NotFound(str(exc) or "not found")
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()

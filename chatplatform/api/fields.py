@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from chatplatform.access import InvalidCondition, compile_condition
+from chatplatform.api.schema import documented
 
 # Messages that read after the field name: "agent.basePrompt: is required".
 STRING_MESSAGES = {
@@ -31,6 +32,15 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A boolean field that takes true and false only, not DRF's "yes", 1 or "on"."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
 def error_at(path: tuple[str | int, ...], message: str) -> serializers.ValidationError:
     """A ValidationError nested along `path`, so the envelope reads `field[1].key: message`."""
     detail: Any = [message]
@@ -42,6 +52,22 @@ def error_at(path: tuple[str | int, ...], message: str) -> serializers.Validatio
 ACCESS_RULE_KEYS = frozenset({"condition", "effect", "order", "description"})
 
 
+@documented(
+    {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "condition": {"type": "string", "nullable": True},
+                "effect": {"type": "string", "enum": ["allow", "deny"]},
+                "order": {"type": "number", "nullable": True},
+                "description": {"type": "string", "nullable": True},
+            },
+            "required": ["effect"],
+            "additionalProperties": False,
+        },
+    }
+)
 def check_access_rules(value: Any) -> list[dict[str, Any]]:
     """SPEC.md AccessRule: `{condition?, effect, order?, description?}`; conditions must be valid CEL.
     The validator of every `accessRules` field written through a serializer (agents, knowledge bases)."""

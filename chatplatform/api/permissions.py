@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import permissions
 from rest_framework.request import Request
 
-from chatplatform.api.errors import PermissionDenied
+from chatplatform.api.errors import InvalidRequest, PermissionDenied
 
 
 def is_admin(user: Any) -> bool:
@@ -33,6 +33,8 @@ def acting_user_id(request: Request, user_id: Any) -> str:
     own = request.user.pk
     if user_id in (None, ""):
         return own
+    if "\x00" in str(user_id):  # as DRF's CharField refuses them in a body (the schema's pattern)
+        raise InvalidRequest("Null characters are not allowed.", field="userId")
     if str(user_id) != own and not is_admin(request.user):
         raise PermissionDenied("insufficient permissions: userId must be your own")
     return str(user_id)

@@ -5,12 +5,57 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from rest_framework import serializers
+
+# What a JSON field holds when no validator says more: any JSON value but null (DRF's JSONField
+# refuses null unless allow_null).
+ANY_JSON = {"anyOf": [{"type": "object"}, {"type": "array"}, {"type": "string"}, {"type": "number"}, {"type": "boolean"}]}
+
+
+def documented(schema: dict[str, Any]) -> Any:
+    """Give a validator of a JSON field the OpenAPI schema of what it accepts, so that the field is
+    documented by the function that checks it: `@documented({"type": "object"})`."""
+
+    def attach(validator: Any) -> Any:
+        validator.openapi_schema = schema
+        return validator
+
+    return attach
+
+
+_STRING_FIELDS = {"CharField", "StrictCharField"}
 
 
 class AutoSchema(SpectacularAutoSchema):
     """SPEC.md's DELETE endpoints of tag definitions and directives carry a JSON body;
     drf-spectacular documents request bodies for POST, PUT and PATCH only, so DELETE borrows
     POST's handling."""
+
+    def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> Any:
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if direction == "request" and type(field).__name__ in _STRING_FIELDS and schema.get("type") == "string" and "pattern" not in schema:
+            # DRF's CharField refuses NUL characters (ProhibitNullCharactersValidator).
+            schema = {**schema, "pattern": "^[^\\x00]*$"}
+        if isinstance(field, serializers.JSONField) and not set(schema) - {"description", "readOnly", "writeOnly", "nullable"}:
+            given = next((v.openapi_schema for v in field.validators if hasattr(v, "openapi_schema")), ANY_JSON)
+            schema = {**given, **schema}
+            if field.allow_null:
+                schema["nullable"] = True
+        return schema
+
+    def _is_list_view(self, serializer: Any = None) -> bool:
+        """Never: every answer of this API is the envelope object, a list answer included."""
+        return False
+
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> Any:
+        """Fields a serializer leaves out of an answer when unset (`OPTIONAL_IN_RESPONSES`) are not required there."""
+        schema = super()._map_basic_serializer(serializer, direction)
+        optional = set(getattr(serializer, "OPTIONAL_IN_RESPONSES", ()))
+        if optional and "required" in schema:
+            schema["required"] = [name for name in schema["required"] if name not in optional]
+            if not schema["required"]:
+                del schema["required"]
+        return schema
 
     def _get_request_body(self, direction: str = "request") -> Any:
         if self.method != "DELETE":
@@ -39,13 +84,19 @@ ERROR_ENVELOPE = {
                 "INVALID_CHAT_APP_ID",
                 "INVALID_SESSION_ID",
                 "METHOD_NOT_ALLOWED",
+                "NOT_ACCEPTABLE",
+                "PAYLOAD_TOO_LARGE",
+                "UNSUPPORTED_MEDIA_TYPE",
                 "RATE_LIMIT_EXCEEDED",
                 "INTERNAL_ERROR",
+                "SERVICE_UNAVAILABLE",
             ],
         },
     },
     "required": ["success", "error"],
 }
+
+SUCCESS = {"type": "object", "properties": {"success": {"type": "boolean", "enum": [True]}}, "required": ["success"]}
 
 _RATE_HEADERS = {
     "X-RateLimit-Limit": {"schema": {"type": "integer"}, "description": "Requests allowed in the current window."},
@@ -58,9 +109,15 @@ _ERRORS = {
     "401": "Authentication required: a bearer JWT or the `session` cookie.",
     "403": "Insufficient permissions (code INSUFFICIENT_PERMISSIONS).",
     "404": "The resource does not exist.",
+    "405": "The path exists, the method does not (code METHOD_NOT_ALLOWED).",
+    "413": "The body is larger than the server accepts (code PAYLOAD_TOO_LARGE).",
+    "415": "The body is not of a media type the endpoint takes (code UNSUPPORTED_MEDIA_TYPE).",
     "429": "Rate limit exceeded (code RATE_LIMIT_EXCEEDED); see `Retry-After`.",
     "500": "Internal error (code INTERNAL_ERROR); no details are disclosed.",
+    "503": "The database or the cache cannot be reached, or the server is shutting down (code SERVICE_UNAVAILABLE); see `Retry-After`.",
 }
+# Converse only: the model provider failed (docs/api.md).
+_CONVERSE_ERRORS = {"502": "The model provider failed (code INTERNAL_ERROR); the message names the model and the cause."}
 
 
 def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
@@ -68,13 +125,19 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["ErrorEnvelope"] = ERROR_ENVELOPE
     ref = {"$ref": "#/components/schemas/ErrorEnvelope"}
-    for path_item in result.get("paths", {}).values():
-        for operation in path_item.values():
+    for path, path_item in result.get("paths", {}).items():
+        for method, operation in path_item.items():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
+            responses = operation["responses"]
+            # Every DELETE of this API answers 200 with the envelope (SPEC.md), not DRF's default 204.
+            if method == "delete" and "204" in responses and "200" not in responses:
+                del responses["204"]
+                responses["200"] = {"description": "Deleted.", "content": {"application/json": {"schema": SUCCESS}}}
             for response in operation["responses"].values():
                 response.setdefault("headers", {}).update(_RATE_HEADERS)
-            for status, description in _ERRORS.items():
+            errors = {**_ERRORS, **(_CONVERSE_ERRORS if path == "/api/chat/converse" else {})}
+            for status, description in errors.items():
                 operation["responses"].setdefault(
                     status,
                     {"description": description, "headers": dict(_RATE_HEADERS), "content": {"application/json": {"schema": ref}}},

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.conf import settings
 
+from chatplatform import metrics
 from chatplatform.llm.attempts import respond, with_retries
 from chatplatform.llm.providers import for_ref
 from chatplatform.llm.types import (
@@ -103,12 +104,15 @@ async def run_tool(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[Any, str 
     started = time.perf_counter()
     try:
         async with asyncio.timeout(spec.timeout):
-            return await spec.call(arguments), None, time.perf_counter() - started
+            result = await spec.call(arguments)
+        metrics.tool_called(True, time.perf_counter() - started)
+        return result, None, time.perf_counter() - started
     except TimeoutError as exc:
         error = f"the tool did not answer within {spec.timeout:g} s" if spec.timeout else describe(exc)
     except Exception as exc:
         logger.info("tool %s failed: %s", spec.name, describe(exc))
         error = describe(exc)
+    metrics.tool_called(False, time.perf_counter() - started)
     return None, error, time.perf_counter() - started
 
 

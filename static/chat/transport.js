@@ -9,6 +9,7 @@ import { errorFromEnvelope } from "chat/api";
 
 const CONNECT_TIMEOUT_MS = 4000;
 const SOCKET_RETRY_MS = 30000; // after a socket failed to open, turns go over SSE this long
+const REFUSED_CODES = new Set([4401, 4403, 1012]); // accepted, then closed at once: a refusal
 
 export class Transport {
   constructor({ csrfToken, wsPath = "/ws/chat/converse", ssePath = "/api/chat/converse", onTitle = () => {} }) {
@@ -51,7 +52,10 @@ export class Transport {
         settle(socket);
       });
       socket.addEventListener("message", (message) => this.receive(message));
-      socket.addEventListener("close", () => {
+      socket.addEventListener("close", (event) => {
+        // Refused when it opened (docs/api.md close codes): the next turns go over SSE for a while,
+        // which answers the same refusal as an envelope the page shows.
+        if (REFUSED_CODES.has(event.code)) this.socketFailedAt = performance.now();
         settle(null);
         if (this.socket === socket) this.socket = null;
         this.finish("lost");

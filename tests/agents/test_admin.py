@@ -39,7 +39,7 @@ def form(**fields) -> dict[str, str]:
     data = {
         "agent_id": "helper",
         "base_prompt": "You help.",
-        "tool_ids": "[]",
+        "tool_ids": [],
         "foundation_model": "",
         "verification_foundation_model": "",
         "access_rules": "null",
@@ -56,7 +56,8 @@ def form(**fields) -> dict[str, str]:
         "versions-MAX_NUM_FORMS": "0",
     }
     for name, value in fields.items():
-        data[name] = value if isinstance(value, str) else json.dumps(value)
+        # Tool ids are picked in a multiple select: one value per chosen tool.
+        data[name] = value if isinstance(value, str) or name == "tool_ids" else json.dumps(value)
     return data
 
 
@@ -201,3 +202,44 @@ def test_rollback_needs_a_staff_login(db):
     assert response.status_code == 302
     assert "/login/" in response["Location"]
     assert AgentDefinition.objects.get(pk="helper").version == 1
+
+
+@pytest.mark.parametrize(("field", "typed"), [("custom", '{"team": '), ("custom", ""), ("access_rules", "[{]"), ("knowledge_bases", "")])
+def test_change_form_refuses_malformed_or_empty_json_on_the_field_keeps_the_text_and_saves_nothing(staff, tools, field, typed):
+    AgentFactory(agent_id="helper", base_prompt="Original.", custom={"team": "x"})
+    data = change_form(staff, "helper", base_prompt="Changed.", custom={"team": "x"})
+    data[field] = typed
+    response = staff.post(change_url("helper"), data)
+
+    assert response.status_code == 200
+    form = response.context["adminform"].form
+    assert list(form.errors) == [field]
+    assert form[field].value() == typed
+    agent = AgentDefinition.objects.get()
+    assert (agent.version, agent.base_prompt, agent.custom) == (1, "Original.", {"team": "x"})
+
+
+def test_help_texts_render_as_text(staff, db):
+    page = staff.get(ADD_URL).content.decode()
+    assert "&lt;provider&gt;:&lt;model&gt;" in page, "the model help text is escaped, not read as HTML tags"
+    assert "<provider>" not in page
+
+
+def test_tool_ids_are_picked_from_the_existing_tools(staff, tools):
+    page = staff.get(ADD_URL).content.decode()
+    picker = re.search(r'<select name="tool_ids"[^>]*>(.*?)</select>', page, re.S)
+    assert picker is not None and "selectfilter" in picker.group(0)
+    assert re.findall(r'<option value="([^"]+)"', picker.group(1)) == ["old@1", "weather@1", "weather@2"]
+    assert "old@1 (" in picker.group(1) and "deprecated" in picker.group(1)
+
+    response = staff.post(ADD_URL, form(tool_ids=["weather@2"]))
+    assert response.status_code == 302
+    assert AgentDefinition.objects.get().tool_ids == ["weather@2"]
+
+
+def test_the_change_form_lists_a_held_tool_that_no_longer_exists_so_the_validator_names_it(staff, tools):
+    AgentFactory(agent_id="helper", tool_ids=["gone@1"])
+    page = staff.get(change_url("helper")).content.decode()
+    assert '<option value="gone@1" selected>gone@1 (no such tool)</option>' in page
+    response = staff.post(change_url("helper"), change_form(staff, "helper", tool_ids=["gone@1"]))
+    assert "toolIds: tool gone@1 does not exist" in response.content.decode()

@@ -103,7 +103,7 @@ def test_rollback_writes_the_old_definition_as_a_new_version(admin_client, histo
 
 def test_rollback_to_an_unknown_version_is_refused(admin_client, history):
     response = admin_client.post("/api/chat-admin/agent/helper/rollback", {"version": 7}, format="json")
-    assert_error(response, 400, "INVALID_REQUEST", mentions="version: agent helper has no version 7")
+    assert_error(response, 404, "NOT_FOUND", mentions="agent helper has no version 7")
     assert admin_client.get("/api/chat-admin/agent/helper").json()["agent"]["version"] == 3
 
 

@@ -62,3 +62,56 @@ def test_demo_supervisor_lists_two_collaborators_that_exist(admin_client):
     assert ids == ["demo-researcher", "demo-writer"]
     for agent_id in ids:
         assert admin_client.get(f"/api/chat-admin/agent/{agent_id}").json()["agent"]["foundationModel"] == "offline"
+
+
+def test_seed_demo_keeps_an_operators_change_to_the_demo_agent_and_reset_restores_it(admin_client):
+    seed()
+    agent = admin_client.get("/api/chat-admin/agent/demo-assistant").json()["agent"]
+    changed = {**agent, "foundationModel": "openai:llama3.1:8b", "toolIds": ["current-time@1"]}
+    response = admin_client.post("/api/chat-admin/agent", {"agent": changed, "userId": "admin-user"}, format="json")
+    assert response.status_code == 200, response.json()
+
+    out = seed()
+    kept = admin_client.get("/api/chat-admin/agent/demo-assistant").json()["agent"]
+    assert kept["foundationModel"] == "openai:llama3.1:8b"
+    assert kept["toolIds"] == ["current-time@1"]
+    assert "kept as they are" in out
+
+    out = StringIO()
+    call_command("seed_demo", "--reset", stdout=out)
+    restored = admin_client.get("/api/chat-admin/agent/demo-assistant").json()["agent"]
+    assert restored["foundationModel"] == "offline"
+    assert restored["toolIds"] == ["current-time@1", "word-count@1"]
+    assert "restored" in out.getvalue()
+
+
+def test_seed_demo_recreates_a_deleted_demo_tool_and_leaves_the_others(admin_client):
+    seed()
+    tool = admin_client.get("/api/chat-admin/tool/word-count@1").json()["tool"]
+    edited = {**tool, "description": "Counts words, as the operator wrote it."}
+    assert admin_client.post("/api/chat-admin/tool", {"tool": edited, "userId": "admin-user"}, format="json").status_code == 200
+    assert admin_client.delete("/api/chat-admin/tool/current-time@1").status_code == 200
+
+    seed()
+    assert admin_client.get("/api/chat-admin/tool/current-time@1").status_code == 200
+    assert admin_client.get("/api/chat-admin/tool/word-count@1").json()["tool"]["description"] == "Counts words, as the operator wrote it."
+
+
+def test_seed_demo_prints_the_servers_address_it_is_given():
+    out = StringIO()
+    call_command("seed_demo", "--url", "http://127.0.0.1:8100", stdout=out)
+    assert "http://127.0.0.1:8100/admin/" in out.getvalue()
+    assert ":8000" not in out.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_seed_demo_migrate_applies_what_is_unapplied_and_nothing_otherwise():
+    call_command("migrate", "chatplatform", "0001", verbosity=0)  # one migration of ours unapplied
+    out = StringIO()
+    call_command("seed_demo", "--migrate", stdout=out)
+    assert "Applying chatplatform.0002" in out.getvalue()
+
+    again = StringIO()
+    call_command("seed_demo", "--migrate", stdout=again)
+    assert "Applying" not in again.getvalue()
+    assert "Operations to perform" not in again.getvalue(), "migrate did not run at all"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
+from chatplatform import inflight
 from chatplatform.asgi import application
+from tests.chat_apps.factories import ChatAppFactory
 from tests.conftest import bearer_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,20 +24,56 @@ async def test_socket_with_a_token_is_accepted():
     await communicator.disconnect()
 
 
-@pytest.mark.parametrize("query", ["", "?token=garbage", f"?token={bearer_token('alice', expires_in=-60)}"])
-async def test_socket_without_valid_credentials_is_closed(query):
-    communicator = WebsocketCommunicator(application, f"/ws/chat/converse{query}")
-    connected, code = await communicator.connect()
-    assert not connected
+async def _refusal(communicator: WebsocketCommunicator) -> tuple[int, str]:
+    """The close code and reason of a socket accepted only to be closed at once (docs/api.md)."""
+    connected, _ = await communicator.connect()
+    assert connected, "accepted, so that the client sees the close code and reason"
+    closed = await communicator.receive_output(timeout=5)
+    assert closed["type"] == "websocket.close", closed
+    await communicator.wait(5)
+    return closed["code"], closed["reason"]
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("", "authentication required: send ?token=<JWT> or the session cookie"),
+        ("?token=garbage", "invalid token: "),
+        (f"?token={bearer_token('alice', expires_in=-60)}", "token expired: get a new token and reconnect"),
+    ],
+    ids=["missing", "bad", "expired"],
+)
+async def test_socket_without_valid_credentials_is_closed_with_4401_and_a_reason(query, reason):
+    code, given = await _refusal(WebsocketCommunicator(application, f"/ws/chat/converse{query}"))
     assert code == 4401
+    assert given.startswith(reason)
 
 
-async def test_socket_from_a_foreign_origin_is_refused():
+async def test_socket_from_a_foreign_origin_is_closed_with_4403_and_a_reason():
     communicator = WebsocketCommunicator(
         application, f"/ws/chat/converse?token={bearer_token('alice')}", headers=[(b"origin", b"https://evil.example")]
     )
-    connected, _ = await communicator.connect()
-    assert not connected
+    assert await _refusal(communicator) == (4403, "origin not allowed: the page's host is not in ALLOWED_HOSTS")
+
+
+async def test_socket_opened_while_the_server_drains_is_closed_with_1012(monkeypatch):
+    monkeypatch.setattr(inflight, "_accepting", True)  # restored after the test
+    inflight.stop_accepting()
+    code, reason = await _refusal(WebsocketCommunicator(application, f"/ws/chat/converse?token={bearer_token('alice')}"))
+    assert (code, reason) == (1012, "the server is shutting down: reconnect")
+
+
+async def test_a_turn_for_a_forbidden_chat_app_is_an_error_frame_and_the_socket_stays_open():
+    await sync_to_async(ChatAppFactory)(chat_app_id="closed", enabled=False)
+    communicator = WebsocketCommunicator(application, f"/ws/chat/converse?token={bearer_token('alice')}")
+    assert (await communicator.connect())[0]
+    await communicator.send_json_to({"chatAppId": "closed", "agentId": "x", "message": "hi", "features": {}, "source": "user"})
+    refused = await communicator.receive_json_from(timeout=10)
+    await communicator.send_json_to({})
+    again = await communicator.receive_json_from(timeout=10)
+    await communicator.disconnect()
+    assert refused["type"] == "error" and refused["code"] == "INSUFFICIENT_PERMISSIONS"
+    assert again["type"] == "error" and again["code"] == "INVALID_REQUEST"
 
 
 async def test_socket_from_the_sites_own_origin_is_accepted():

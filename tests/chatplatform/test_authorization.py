@@ -56,3 +56,8 @@ def test_staff_flag_alone_makes_an_admin(client_for, db):
 
     ChatUser.objects.create_user("staffer", is_staff=True)
     assert client_for("staffer").post("/api/chat-admin/users/search", {}, format="json").status_code == 200
+
+
+def test_a_user_id_with_a_null_character_is_a_400_as_in_a_body(admin_client):
+    response = admin_client.get("/api/chat/user?userId=bob%00")
+    assert_error(response, 400, "INVALID_REQUEST", mentions="userId: Null characters are not allowed.")

@@ -68,3 +68,9 @@ def test_unexpected_failure_is_a_500_without_details(admin_client, monkeypatch):
     assert "hunter2" not in response.content.decode()
     assert "Traceback" not in response.content.decode()
     assert body["error"] == "internal error"
+
+
+def test_readiness_checks_the_database_and_the_cache(anon_client, db):
+    response = anon_client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "checks": {"database": "ok", "cache": "ok", "accepting": "ok"}}

@@ -136,3 +136,46 @@ def test_sigterm_ends_a_turn_waiting_on_a_silent_model_within_the_grace_period_a
         messages = httpx.get(f"{again.url}/api/chat/sessions/{session_id}/messages", headers=USER, timeout=10).json()["messages"]
     assert [m["source"] for m in messages] == ["user", "assistant"]
     assert messages[1]["error"]["code"] == "SERVICE_UNAVAILABLE"
+
+
+def _stream_turn(server: ServerProcess, turn: dict[str, Any], events: list[tuple[str, dict[str, Any]]], started: threading.Event) -> None:
+    headers = {**USER, "Accept": "text/event-stream"}
+    client = httpx.Client(base_url=server.url, headers=headers, timeout=60)
+    with client, client.stream("POST", "/api/chat/converse", json=turn) as response:
+        _sse_events(response, events, started)
+
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-processes"])
+def test_sigterm_during_twenty_streams_lets_all_twenty_finish_and_refuses_new_requests(openai_server, migrated_sqlite, tmp_path, workers):
+    """The drain (chatplatform.server; docs/deploy.md): on SIGTERM the listening socket closes at once,
+    and the streams under way run to their `done` within the grace period."""
+    words = " ".join(f"word{n}" for n in range(20))
+    openai_server.script([Reply(text=words, token_delay=0.1) for _ in range(20)])
+    env = sqlite_env(
+        migrated_copy(migrated_sqlite, tmp_path),
+        OPENAI_BASE_URL=openai_server.base_url,
+        OPENAI_API_KEY="test-key",
+        CHAT_SHUTDOWN_GRACE_SECONDS="30",
+        CHAT_TITLE_MODEL="offline",
+    )
+    streams = [([], threading.Event()) for _ in range(20)]
+    with asgi_server(env, workers=workers) as server:
+        turn = _chat_app(server, "openai:test-model")
+        readers = [threading.Thread(target=_stream_turn, args=(server, turn, events, started)) for events, started in streams]
+        for reader in readers:
+            reader.start()
+        assert all(started.wait(20) for _, started in streams), "every stream has begun"
+        server.process.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        # One process closes its listening socket (connection refused); under uvicorn's supervisor the
+        # socket is the supervisor's, and a connection to it is reset unanswered.
+        with pytest.raises((httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError)):
+            httpx.get(f"{server.url}/healthz", timeout=5)
+        for reader in readers:
+            reader.join(30)
+        # One process re-raises the signal it caught; uvicorn's supervisor exits 0 once its workers have.
+        assert server.process.wait(timeout=30) in {-signal.SIGTERM, 0}
+
+    for events, _ in streams:
+        done = [data for name, data in events if name == "done"]
+        assert done and done[0]["response"] == words, events[-3:]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -36,13 +37,54 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         ("DEBUG", "maybe"),
         ("CHAT_RATE_LIMITS", '{"chat": -1}'),
         ("JWT_JWKS_URL", "ftp://idp/jwks"),
+        ("CHAT_DEFAULT_MODEL", "nonsense"),
+        ("CHAT_VERIFICATION_MODEL", "gpt-4o"),
+        ("CHAT_SELECTION_MODEL", "openai:"),
+        ("CHAT_TITLE_MODEL", "mistral:large"),
+        ("CHAT_INSIGHTS_MODEL", "anthropic:two words"),
+        ("CHAT_EMBEDDING_MODEL", "anthropic:embed"),
+        ("LOG_LEVEL", "LOUD"),
+        ("LOG_FORMAT", "xml"),
     ],
 )
-def test_malformed_variable_stops_start_up_naming_it(variable, value):
+def test_malformed_variable_stops_start_up_naming_it_in_one_line(variable, value):
     result = start({variable: value})
     assert result.returncode != 0
+    assert f"error: environment variable {variable} is malformed" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+MODEL_SETTINGS = ["CHAT_DEFAULT_MODEL", "CHAT_VERIFICATION_MODEL", "CHAT_SELECTION_MODEL", "CHAT_TITLE_MODEL", "CHAT_INSIGHTS_MODEL"]
+
+
+@pytest.mark.parametrize("variable", MODEL_SETTINGS)
+def test_a_model_setting_that_names_no_provider_is_refused_with_the_expected_form(variable):
+    result = start({variable: "nonsense"})
+    assert result.returncode != 0
     assert variable in result.stderr
-    assert "ImproperlyConfigured" in result.stderr
+    assert "'openai:<model>'" in result.stderr, "the message shows the <provider>:<model> form"
+
+
+def test_a_log_level_is_accepted_in_any_case_and_json_lines_are_a_log_format():
+    result = start({"LOG_LEVEL": "warning", "LOG_FORMAT": "json"})
+    assert result.returncode == 0, result.stderr
+
+
+def test_json_log_format_writes_one_json_object_a_line():
+    script = "import django, logging; django.setup(); logging.getLogger('probe').warning('hello %s', 'there')"
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "chatplatform.settings", "LOG_FORMAT": "json", "SECRET_KEY": "k" * 50},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    line = json.loads(result.stderr.strip().splitlines()[-1])
+    assert line["message"] == "hello there"
+    assert line["level"] == "WARNING"
+    assert line["logger"] == "probe"
 
 
 def test_embedded_defaults_start_cleanly():

@@ -86,7 +86,7 @@ async def test_a_body_larger_than_django_accepts_is_refused_before_anything_runs
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     client = AsgiClient(AUTHORIZATION=f"Bearer {bearer_token('alice')}")
     response = await client.post("/api/chat/converse", body(message="x" * 2000))
-    assert_error(response, 400, "INVALID_REQUEST", mentions="body")
+    assert_error(response, 413, "PAYLOAD_TOO_LARGE", mentions="body")
     assert response["X-Content-Type-Options"] == "nosniff"
     assert openai_server.requests == []
     assert not await ChatUser.objects.filter(user_id="alice").aexists()

@@ -66,9 +66,12 @@ async def _websocket(headers: dict[str, str], data: dict[str, Any]) -> tuple[int
     else:
         socket_headers = [(b"cookie", headers["cookie"].encode()), (b"origin", b"http://testserver")]
     socket = WebsocketCommunicator(application, path, headers=socket_headers)
-    connected, code = await socket.connect()
-    if not connected:
-        return code, None
+    connected, _ = await socket.connect()
+    assert connected  # a refused socket is accepted, then closed with its code and reason
+    if not await socket.receive_nothing(0.05):
+        closed = await socket.receive_output()
+        assert closed["type"] == "websocket.close", closed
+        return closed["code"], None
     try:
         await socket.send_json_to(data)
         while (frame := await socket.receive_json_from(timeout=10))["type"] not in {"done", "error"}:

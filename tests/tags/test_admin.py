@@ -76,7 +76,7 @@ def test_admin_add_refuses_a_missing_description_once(staff):
             "rendering_contexts",
             "renderingContexts.sidebar: unknown rendering context",
         ),
-        ({"rendering_contexts": ""}, "rendering_contexts", "renderingContexts: This field may not be null"),
+        ({"rendering_contexts": ""}, "rendering_contexts", "Enter JSON; an empty field is not JSON"),
         ({"widget": "{not json"}, "widget", "Enter a valid JSON"),
         (
             {"widget": json.dumps({"type": "web-component", "webComponent": {"storeBucket": "192.168.0.1", "storeKey": "w.js"}})},
@@ -192,3 +192,14 @@ def test_add_page_renders_json_editors(staff):
     page = staff.get(ADD)
     assert page.status_code == 200
     assert "jsoneditor" in page.content.decode().lower()
+
+
+@pytest.mark.parametrize("typed", ['{"type": "built-in", "builtInType": ', "", "   "])
+def test_admin_change_refuses_malformed_or_empty_json_on_the_field_and_keeps_the_text(staff, typed):
+    definition = TagDefinitionFactory(description="original", widget={"type": "built-in", "builtInType": "chart"})
+    response = staff.post(f"{CHANGELIST}{definition.pk}/change/", form_data(widget=typed, description="Edited"))
+    errors = form_errors(response)
+    assert list(errors) == ["widget"]
+    assert response.context["adminform"].form["widget"].value() == typed, "the typed text is shown again"
+    saved = TagDefinition.objects.get()
+    assert (saved.description, saved.widget) == ("original", {"type": "built-in", "builtInType": "chart"})

@@ -229,3 +229,35 @@ def test_deleting_in_the_admin_removes_the_tool(browser: Client) -> None:
 
     assert response.status_code == 302
     assert not ToolDefinition.objects.exists()
+
+
+@pytest.mark.parametrize("typed", ['[{"name": "get_weather", ', ""])
+def test_the_change_form_refuses_malformed_or_empty_json_on_the_field_and_keeps_the_text(browser: Client, typed: str) -> None:
+    ToolDefinitionFactory(tool_id="weather@1", description="Looks up the weather forecast")
+    response = browser.post(change_url("weather@1"), form_data(function_schema=typed, description="Edited"))
+
+    assert response.status_code == 200
+    form = response.context["adminform"].form
+    assert list(form.errors) == ["function_schema"]
+    assert form["function_schema"].value() == typed
+    if typed:
+        assert html.escape(typed) in response.content.decode()
+    assert ToolDefinition.objects.get().description == "Looks up the weather forecast"
+
+
+def test_a_syntax_error_in_inline_code_is_a_form_error_naming_line_and_column(browser: Client) -> None:
+    code = "async (event, params) => {\n  const city = ;\n  return { city };\n}"
+    response = browser.post(ADD_URL, form_data(code=code))
+
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert "is not valid JavaScript at line 2, column 16" in errors["code"][0]
+    assert not ToolDefinition.objects.exists()
+
+
+def test_the_code_field_is_a_javascript_editor_with_syntax_highlighting(browser: Client) -> None:
+    page = browser.get(ADD_URL).content.decode()
+    assert 'class="vLargeTextField platform-code-editor"' in page
+    for script in ("vendor/codemirror/codemirror.js", "vendor/codemirror/mode-javascript.js", "chatplatform/admin_editors.js"):
+        assert script in page
+    assert browser.get("/static/vendor/codemirror/mode-javascript.js").status_code == 200

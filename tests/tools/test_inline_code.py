@@ -42,9 +42,10 @@ def test_a_function_expression_is_accepted(admin_client: APIClient, code: str) -
 @pytest.mark.parametrize(
     ("code", "mentions"),
     [
-        ("return 1;", "tool.code: is not valid JavaScript: SyntaxError"),
-        ("}{", "tool.code: is not valid JavaScript: SyntaxError"),
-        ("function (event, params) { return 1", "tool.code: is not valid JavaScript: SyntaxError"),
+        ("return 1;", "tool.code: is not valid JavaScript at line 1, column 1: SyntaxError"),
+        ("}{", "tool.code: is not valid JavaScript at line 1, column 1: SyntaxError"),
+        ("function (event, params) { return 1", "tool.code: is not valid JavaScript (at the end of the code): SyntaxError"),
+        ("async (e, p) => {\n  const n = ;\n}", "tool.code: is not valid JavaScript at line 2, column 13: SyntaxError"),
         ("1 + 1", NOT_A_FUNCTION),
         ("params.x", NOT_A_FUNCTION),
         ("class Handler {}", NOT_A_FUNCTION),

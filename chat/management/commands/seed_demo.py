@@ -1,5 +1,9 @@
 """`python manage.py seed_demo`: the demo data set of `make run` (CONTRACT §1). Safe to re-run.
 
+It creates what is missing and never changes what exists: `make run` runs it on every start, and
+an operator's edits to the demo records (the README's own steps) must survive that. `--reset`
+writes the demo records back as defined here.
+
 Everything is written through the same services as the Admin API, so the demo data obeys the
 same rules as anything an operator creates.
 """
@@ -10,16 +14,23 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
-from django.db import transaction
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import connection, models, transaction
+from django.db.migrations.executor import MigrationExecutor
 
+from agents.models import AgentDefinition
 from agents.services import agent_upsert
-from chat.models import ChatUser, UserType
+from chat.models import ChatApp, ChatUser, UserType
 from chat.services import chat_app_upsert
+from directives.models import SemanticDirective
 from directives.services import directive_upsert
+from knowledge.models import KnowledgeBase
 from knowledge.services import document_add, knowledge_base_upsert
+from tags.models import TagDefinition
 from tags.serializers import TagDefinitionSerializer
 from tags.services import tag_upsert
+from tools.models import ToolDefinition
 from tools.registry import get_function
 from tools.services import tool_upsert
 
@@ -210,8 +221,33 @@ DIRECTIVES: list[dict[str, Any]] = [
 class Command(BaseCommand):
     help = (
         "Load the demo data set (admin and demo users, chat app, agents, tools, tags, directives, a knowledge base of the "
-        "project's docs) and print the logins."
+        "project's docs) and print the logins. Creates what is missing, never changes what exists; --reset restores it."
     )
+
+    # `make run` runs this on every start, after `migrate` has run the system checks.
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--reset", action="store_true", help="Write every demo record back as the demo defines it.")
+        parser.add_argument("--url", default="http://127.0.0.1:8000", help="The server's address, for the printed links.")
+        parser.add_argument(
+            "--migrate", action="store_true", help="Apply unapplied migrations first; nothing when there are none (make run)."
+        )
+
+    def migrate_if_needed(self) -> None:
+        """`make run` starts here on every start: one process instead of `migrate` then `seed_demo`,
+        and no migrate (nor its system checks) when every migration is applied already."""
+        executor = MigrationExecutor(connection)
+        if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+            call_command("migrate", interactive=False, stdout=self.stdout)
+
+    def wanted(self, model: type[models.Model], **lookup: Any) -> bool:
+        """Whether to write this demo record: when it is missing, or on --reset. Counts what is kept."""
+        if self.reset or not model._default_manager.filter(**lookup).exists():
+            self.written += 1
+            return True
+        self.kept += 1
+        return False
 
     def seed_documents(self) -> int:
         """Upload README.md and docs/*.md into the demo knowledge base; a failed one is reported, not fatal."""
@@ -234,42 +270,56 @@ class Command(BaseCommand):
         return len(paths)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["migrate"]:
+            self.migrate_if_needed()
+        self.reset, self.written, self.kept = options["reset"], 0, 0
+        documents = 0
         with transaction.atomic():
             admin, created = ChatUser.objects.get_or_create(
                 user_id=DEMO_ADMIN, defaults={"is_staff": True, "is_superuser": True, "user_type": UserType.INTERNAL}
             )
-            if created:
+            if created or self.reset:
                 admin.set_password(DEMO_PASSWORD)
                 admin.save()
             person, person_created = ChatUser.objects.get_or_create(
                 user_id=DEMO_USER, defaults={"first_name": "Demo", "last_name": "User", "email": "demo@example.com"}
             )
-            if person_created:
+            if person_created or self.reset:
                 person.set_password(DEMO_USER_PASSWORD)
                 person.save()
             for tool in TOOLS:
-                tool_upsert(tool=tool, user_id=SEEDED_BY)
-            knowledge_base_upsert(data=KNOWLEDGE_BASE, user_id=SEEDED_BY)
-            documents = self.seed_documents()
-            agent_upsert(data=AGENT, user_id=SEEDED_BY)
-            for agent in [*COLLABORATORS, SUPERVISOR]:
-                agent_upsert(data=agent, user_id=SEEDED_BY)
-            chat_app_upsert(data=CHAT_APP)
+                if self.wanted(ToolDefinition, tool_id=tool["toolId"]):
+                    tool_upsert(tool=tool, user_id=SEEDED_BY)
+            if self.wanted(KnowledgeBase, knowledge_base_id=KNOWLEDGE_BASE["knowledgeBaseId"]):
+                knowledge_base_upsert(data=KNOWLEDGE_BASE, user_id=SEEDED_BY)
+                documents = self.seed_documents()
+            for agent in [AGENT, *COLLABORATORS, SUPERVISOR]:
+                if self.wanted(AgentDefinition, agent_id=agent["agentId"]):
+                    agent_upsert(data=agent, user_id=SEEDED_BY)
+            if self.wanted(ChatApp, chat_app_id=CHAT_APP["chatAppId"]):
+                chat_app_upsert(data=CHAT_APP, user_id=SEEDED_BY)
             for definition in TAG_DEFINITIONS:
-                serializer = TagDefinitionSerializer(data=definition)
-                serializer.is_valid(raise_exception=True)
-                tag_upsert(definition=serializer.validated_data, user_id=SEEDED_BY)
+                if self.wanted(TagDefinition, scope=definition["scope"], tag=definition["tag"]):
+                    serializer = TagDefinitionSerializer(data=definition)
+                    serializer.is_valid(raise_exception=True)
+                    tag_upsert(definition=serializer.validated_data, user_id=SEEDED_BY)
             for directive in DIRECTIVES:
-                directive_upsert(data=directive, user_id=SEEDED_BY)
+                lookup = {"scope_type": directive["scopeType"], "scope_value": directive["scopeValue"], "directive_id": directive["id"]}
+                if self.wanted(SemanticDirective, **lookup):
+                    directive_upsert(data=directive, user_id=SEEDED_BY)
 
         self.stdout.write(
             f"Demo data: chat app {CHAT_APP['chatAppId']!r}, agent {AGENT['agentId']!r}, {len(TOOLS)} tools, "
             f"{len(TAG_DEFINITIONS)} tag definitions, {len(DIRECTIVES)} directives, knowledge base "
-            f"{KNOWLEDGE_BASE['knowledgeBaseId']!r} ({documents} documents), supervisor {SUPERVISOR['agentId']!r} "
+            f"{KNOWLEDGE_BASE['knowledgeBaseId']!r} ({documents} documents indexed), supervisor {SUPERVISOR['agentId']!r} "
             f"with {len(COLLABORATORS)} collaborators."
         )
-        login = f"login {DEMO_ADMIN} / {DEMO_PASSWORD}" if created else f"login {DEMO_ADMIN} (password unchanged)"
-        self.stdout.write(f"Django admin: http://127.0.0.1:8000/admin/  {login}")
-        person_login = f"{DEMO_USER} / {DEMO_USER_PASSWORD}" if person_created else f"{DEMO_USER} (password unchanged)"
-        self.stdout.write(f"Chat page: http://127.0.0.1:8000/  login {person_login}")
+        verb = "restored" if self.reset else "created"
+        kept = f"; {self.kept} kept as they are (seed_demo --reset restores them)" if self.kept else ""
+        self.stdout.write(f"{self.written} demo records {verb}{kept}.")
+        url = options["url"].rstrip("/")
+        login = f"login {DEMO_ADMIN} / {DEMO_PASSWORD}" if created or self.reset else f"login {DEMO_ADMIN} (password unchanged)"
+        self.stdout.write(f"Django admin: {url}/admin/  {login}")
+        person_login = f"{DEMO_USER} / {DEMO_USER_PASSWORD}" if person_created or self.reset else f"{DEMO_USER} (password unchanged)"
+        self.stdout.write(f"Chat page: {url}/  login {person_login}")
         self.stdout.write("Bearer token: .venv/bin/python manage.py issue_token demo-user")

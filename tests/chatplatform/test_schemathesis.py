@@ -1,0 +1,92 @@
+"""schemathesis against the live OpenAPI schema (issue 23): every operation's requests and answers
+as the schema says, with all of schemathesis' checks, on a real server process on SQLite.
+
+KNOWN_GAPS lists the operations whose schema and validation still disagree (schemathesis 4.32,
+found when this test was written; docs/decisions.md "Production readiness (issue 23): API side").
+They are left out of the run so that the rest stays checked; fixing one is removing its line. A
+new operation is checked from the start.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from tests.conftest import bearer_token
+from tests.servers import ROOT, asgi_server, manage, migrated_copy, sqlite_env
+
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+KNOWN_GAPS = [
+    "DELETE /api/chat-admin/agent/{agentId}",
+    "DELETE /api/chat-admin/knowledge-base/{knowledgeBaseId}",
+    "DELETE /api/chat-admin/semantic-directive",
+    "GET /api/chat-admin/agent/{agentId}/versions/{version}",
+    "GET /api/chat-admin/knowledge-base/{knowledgeBaseId}/documents",
+    "GET /api/chat/sessions",
+    "GET /api/chat/user",
+    "GET /api/chat/user/prefs",
+    "POST /api/chat-admin/agent",
+    "POST /api/chat-admin/agents/search",
+    "POST /api/chat-admin/chat-app",
+    "POST /api/chat-admin/chat-apps/search",
+    "POST /api/chat-admin/feedback",
+    "POST /api/chat-admin/knowledge-base",
+    "POST /api/chat-admin/knowledge-base/{knowledgeBaseId}/documents",
+    "POST /api/chat-admin/knowledge-base/{knowledgeBaseId}/query",
+    "POST /api/chat-admin/knowledge-bases/search",
+    "POST /api/chat-admin/semantic-directive",
+    "POST /api/chat-admin/semantic-directive/deploy",
+    "POST /api/chat-admin/semantic-directive/search",
+    "POST /api/chat-admin/sessions/search",
+    "POST /api/chat-admin/tagdef",
+    "POST /api/chat-admin/tagdef/deploy",
+    "POST /api/chat-admin/tagdef/search",
+    "POST /api/chat-admin/tool",
+    "POST /api/chat-admin/tools/search",
+    "POST /api/chat/converse",
+    "POST /api/chat/feedback",
+    "POST /api/chat/files",
+    "POST /api/chat/sessions/{sessionId}/title",
+    "POST /api/chat/tagdef/search",
+    "POST /api/chat/user/prefs",
+]
+
+# Enough examples to meet each kind of failure at least once, few enough for about a minute.
+MAX_EXAMPLES = 5
+RATE_LIMITS = {"chat": 10**6, "admin": 10**6, "tagdef-admin": 10**6, "tagdef-chat": 10**6}
+
+
+def test_the_api_answers_as_its_openapi_schema_says(migrated_sqlite, tmp_path):
+    st = shutil.which("st", path=str(ROOT / ".venv" / "bin")) or shutil.which("st")
+    assert st, "schemathesis is in requirements.txt"
+    env = sqlite_env(migrated_copy(migrated_sqlite, tmp_path), CHAT_RATE_LIMITS=json.dumps(RATE_LIMITS))
+    manage(env, "seed_demo")
+    excluded = [argument for name in KNOWN_GAPS for argument in ("--exclude-name", name)]
+    with asgi_server(env) as server:
+        run = subprocess.run(
+            [
+                st,
+                "run",
+                f"{server.url}/api/schema/?format=json",
+                "--checks",
+                "all",
+                "--max-examples",
+                str(MAX_EXAMPLES),
+                "--phases",
+                "examples,coverage,fuzzing",
+                "--seed",
+                "23",
+                "--header",
+                f"Authorization: Bearer {bearer_token('schemathesis', admin=True)}",
+                *excluded,
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]

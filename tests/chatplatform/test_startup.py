@@ -1,0 +1,56 @@
+"""Start-up (issue 23): heavy libraries are imported where they are first used, not when Django
+starts. Structural, not timed: a fresh process sets Django up, loads the URL configuration (as
+`manage.py check` and the server do) and the admin, then lists what it imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.servers import ROOT
+
+# The model SDKs, the JavaScript engine, AWS, MCP, numerical and document libraries, the template
+# engine, CEL, Daphne/Twisted (runserver only), HTTP and JSON Schema clients of single features.
+HEAVY = [
+    "pydantic_ai",
+    "pydantic",
+    "openai",
+    "anthropic",
+    "quickjs",
+    "boto3",
+    "botocore",
+    "mcp",
+    "numpy",
+    "pypdf",
+    "pybars",
+    "celpy",
+    "twisted",
+    "daphne",
+    "httpx",
+    "jsonschema",
+    "markdown_it",
+    "rq",
+]
+
+PROBE = """
+import json, sys
+import django
+django.setup()
+from django.urls import get_resolver
+get_resolver().url_patterns
+from django.contrib import admin
+admin.site.get_urls()
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_starting_django_imports_none_of_the_heavy_libraries():
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "chatplatform.settings", "SECRET_KEY": "k" * 50}
+    env.pop("REDIS_URL", None)
+    env.pop("CHAT_TASK_BACKEND", None)
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    loaded = set(json.loads(result.stdout.strip().splitlines()[-1]))
+    assert sorted(name for name in HEAVY if name in loaded) == []
