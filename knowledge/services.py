@@ -128,8 +128,6 @@ def _key(source_url: str | None, title: str) -> str:
 
 def _prepare(data: bytes, mime_type: str) -> _Indexed:
     """Extract, chunk and embed (ExtractionError or EmbeddingError); no database."""
-    import numpy as np  # at first use: not when Django starts
-
     spans = ingest.chunk(ingest.extract(data, mime_type))
     if not spans:
         raise ingest.ExtractionError("the document holds no text")
@@ -142,6 +140,8 @@ def _prepare(data: bytes, mime_type: str) -> _Indexed:
 
 def _embed(chunks: list[tuple[str | None, str]], model: str) -> np.ndarray:
     """One float32 row per (heading, text): the heading is embedded with the text it heads."""
+    import numpy as np  # at first use: not when Django starts
+
     inputs = [f"{heading}\n\n{text}" if heading else text for heading, text in chunks]
     return np.asarray(embeddings.embed(inputs, model=model, purpose="document"), dtype=np.float32)
 
