@@ -1,4 +1,5 @@
-"""Django admin of the worker's bookkeeping: periodic runs and live workers (read-only).
+"""Django admin of the worker's bookkeeping: periodic runs and live workers (read-only); and the
+objects of the database-backed store (listed and deletable; `manage.py store_put` writes them).
 Task results are the backend's own: django-tasks-db's admin, or django-rq's dashboard."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from chatplatform.models import PeriodicRun, WorkerProcess
+from chatplatform.models import PeriodicRun, StoredObject, WorkerProcess
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -29,3 +30,10 @@ class PeriodicRunAdmin(ReadOnlyAdmin):
 @admin.register(WorkerProcess)
 class WorkerProcessAdmin(ReadOnlyAdmin):
     list_display = ("worker_id", "hostname", "pid", "backend", "started_at", "last_seen")
+
+
+@admin.register(StoredObject)
+class StoredObjectAdmin(ReadOnlyAdmin):
+    list_display = ("name", "size", "modified")
+    search_fields = ("name",)
+    exclude = ("content",)

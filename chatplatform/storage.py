@@ -1,0 +1,102 @@
+"""A Django storage that keeps its objects in the database: the default of the `widget_store`.
+
+The store of web component scripts (SPEC.md `storeBucket`/`storeKey`) is read through Django's
+storage API like the files of messages, so a deployment may point `widget_store` elsewhere; by
+default it needs neither a file system shared by the server's processes nor a bucket. Scripts
+are small and read rarely (the browser caches them by ETag), so a table does the job.
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+from django.core.files.base import ContentFile, File
+from django.core.files.storage import Storage, storages
+from django.core.files.utils import validate_file_name
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.deconstruct import deconstructible
+
+from chatplatform.models import StoredObject
+
+WIDGET_STORE = "widget_store"
+
+
+@deconstructible
+class DatabaseStorage(Storage):
+    """Objects by name in `StoredObject`. Saving a name that exists replaces it: in a store, a
+    bucket and key name one object (Django's default would pick another name)."""
+
+    def _open(self, name: str, mode: str = "rb") -> File:
+        row = StoredObject.objects.filter(name=name).only("content").first()
+        if row is None:
+            raise FileNotFoundError(f"no stored object {name!r}")
+        return ContentFile(bytes(row.content), name=name)
+
+    def _save(self, name: str, content: IO[Any]) -> str:
+        chunks = content.chunks() if isinstance(content, File) else [content.read()]
+        data = b"".join(chunk.encode() if isinstance(chunk, str) else chunk for chunk in chunks)
+        now = timezone.now()
+        StoredObject.objects.update_or_create(
+            name=name,
+            defaults={"content": data, "size": len(data), "modified": now},
+            create_defaults={"content": data, "size": len(data), "modified": now, "created": now},
+        )
+        return name
+
+    def get_available_name(self, name: str, max_length: int | None = None) -> str:
+        validate_file_name(name, allow_relative_path=True)
+        return name
+
+    def delete(self, name: str) -> None:
+        StoredObject.objects.filter(name=name).delete()
+
+    def exists(self, name: str) -> bool:
+        return StoredObject.objects.filter(name=name).exists()
+
+    def size(self, name: str) -> int:
+        row = StoredObject.objects.filter(name=name).values_list("size", flat=True).first()
+        if row is None:
+            raise FileNotFoundError(f"no stored object {name!r}")
+        return row
+
+    def get_modified_time(self, name: str) -> Any:
+        row = StoredObject.objects.filter(name=name).values_list("modified", flat=True).first()
+        if row is None:
+            raise FileNotFoundError(f"no stored object {name!r}")
+        return row
+
+    def listdir(self, path: str) -> tuple[list[str], list[str]]:
+        prefix = f"{path.strip('/')}/" if path.strip("/") else ""
+        names = StoredObject.objects.filter(Q(name__startswith=prefix) if prefix else Q()).values_list("name", flat=True)
+        directories, files = set(), []
+        for name in names:
+            first, slash, _ = name[len(prefix) :].partition("/")
+            if slash:
+                directories.add(first)
+            else:
+                files.append(first)
+        return sorted(directories), sorted(files)
+
+    def url(self, name: str | None) -> str:
+        raise NotImplementedError("stored objects are served by the platform's own endpoints, never by URL")
+
+
+def object_name(bucket: str, key: str) -> str:
+    """Where `storeBucket`/`storeKey` live in the store: one name, the bucket as its first folder."""
+    return f"{bucket}/{key.lstrip('/')}"
+
+
+def store_read(*, bucket: str, key: str) -> bytes:
+    """The bytes at a bucket and key of the widget store; FileNotFoundError when there is none."""
+    with storages[WIDGET_STORE].open(object_name(bucket, key), "rb") as stored:
+        return stored.read()
+
+
+def store_write(*, bucket: str, key: str, content: bytes) -> str:
+    """Put bytes at a bucket and key of the widget store, replacing what was there; the stored name."""
+    storage = storages[WIDGET_STORE]
+    name = object_name(bucket, key)
+    if not isinstance(storage, DatabaseStorage) and storage.exists(name):
+        storage.delete(name)  # other backends would save under another name
+    return storage.save(name, ContentFile(content))
