@@ -3,7 +3,9 @@
 //
 // Interface shared with ./shelf.js (spotlight and hero):
 //   createRuntime({config, host}) -> runtime; installs `window.chatRuntime` (= runtime.api).
-//     config: the page's JSON config; host: {sendMessage(text), prompt (textarea), appState()}.
+//     config: the page's JSON config (`config.widgets`, docs/widgets.md); host: the page's side,
+//     {sendMessage(text), suggest(text, {focus, highlight}), appState(), inlineHost()}.
+//   runtime.renderTextTag / runtime.acceptsTag: the tag renderer render.js calls for answers.
 //   runtime.emit(name, payload)          fires a client runtime event to its subscribers.
 //   runtime.mountWidget({tagId, renderingContext, data, attributes, instanceId?, host, metadata?})
 //     -> {element, instanceId, destroy()}: mounts a widget of any kind into `host` (an element);
@@ -19,10 +21,10 @@
 //   returns {render(renderingContext, tagId, dataOrOptions, metadata) -> instanceId | null}, which
 //   renderTag calls for "spotlight" and "hero".
 
-import { installShelf } from "./shelf.js";
-import { loadWidget } from "./kinds.js";
-import { Chrome } from "./chrome.js";
-import { Canvas, openDialog } from "./surfaces.js";
+import { installShelf } from "chat/widgets/shelf";
+import { loadWidget } from "chat/widgets/kinds";
+import { Chrome } from "chat/widgets/chrome";
+import { Canvas, openDialog } from "chat/widgets/surfaces";
 
 export const CONTEXTS = ["inline", "canvas", "dialog", "spotlight", "static", "hero"];
 const EVENTS = new Set([
@@ -63,7 +65,7 @@ let instanceCounter = 0;
 export function createRuntime({ config, host }) {
   const widgets = config.widgets || {};
   const definitions = new Map();
-  for (const definition of widgets.definitions || []) definitions.set(`${definition.scope}.${definition.tag}`, normaliseDefinition(definition));
+  for (const definition of widgets.tags || widgets.definitions || []) definitions.set(`${definition.scope}.${definition.tag}`, normaliseDefinition(definition));
 
   const listeners = new Map(); // event name -> Set of handlers
   const instances = new Map(); // instanceId -> instance record
@@ -186,8 +188,72 @@ export function createRuntime({ config, host }) {
     await action.callback({ element: instance.element, instanceId: instance.instanceId, context: instance.context });
   }
 
+  // A tag written in an answer becomes a widget only when this chat app may use it (config.widgets.tags
+  // lists only those), and its definition lets its source ("model" or "tool") write it.
+  function acceptsTag(tagId, source) {
+    const definition = definitions.get(tagId);
+    if (!definition || definition.generated || (definition.status && definition.status !== "enabled")) return false;
+    return source === "tool" ? definition.canBeGeneratedByTool === true : definition.canBeGeneratedByLlm === true;
+  }
+
+  // One complete tag of an answer, into `container` (render.js keeps it as a frozen block).
+  function renderTextTag({ tagId, attributes, body, container, receivedAt }) {
+    const definition = definitions.get(tagId);
+    const data = parseBody(body);
+    container.dataset.tagId = tagId;
+    if (definition.widget?.type === "pass-through") {
+      container.hidden = true;
+      container.classList.add("widget-pass-through");
+      return;
+    }
+    const contexts = definition.renderingContexts;
+    if (contexts.inline.enabled) {
+      const mounted = mountWidget({ tagId, renderingContext: "inline", data, attributes, host: container, definition });
+      if (receivedAt) measurePaint(mounted, receivedAt);
+      return;
+    }
+    if (contexts.static.enabled) {
+      container.hidden = true;
+      renderStatic(tagId, data, attributes, definition);
+      return;
+    }
+    const elsewhere = ["canvas", "dialog"].find((name) => contexts[name].enabled);
+    if (elsewhere) {
+      // Not an inline widget: the message offers to open it where it may render.
+      const open = document.createElement("button");
+      open.type = "button";
+      open.className = "button widget-open";
+      open.dataset.renderingContext = elsewhere;
+      open.textContent = `Open ${definition.description && definition.description !== tagId ? definition.description : tagId}`;
+      open.addEventListener("click", () => render(tagId, elsewhere, data));
+      container.append(open);
+      return;
+    }
+    const shelfContext = ["spotlight", "hero"].find((name) => contexts[name].enabled);
+    if (shelfContext) shelf.render(shelfContext, tagId, data);
+    container.hidden = true;
+  }
+
+  // How long from the text that completed a tag arriving to the widget's first paint: a
+  // performance measure "widget:paint" per inline widget (bench/widgets.py reads them).
+  function measurePaint(mounted, receivedAt) {
+    mounted.ready.then(() => requestAnimationFrame(() => setTimeout(() => {
+      performance.measure("widget:paint", { start: receivedAt, end: performance.now(), detail: { instanceId: mounted.instanceId } });
+    }, 0)));
+  }
+
+  // Inline widgets of messages no longer on the page (another session opened): their instances go.
+  function sweep() {
+    for (const instance of [...instances.values()]) {
+      if (instance.renderingContext === "inline" && !instance.frame.isConnected) destroy(instance.instanceId);
+    }
+  }
+
   const canvas = new Canvas({ runtime: null, emit, mountWidget, host });
-  const runtime = { api, emit, mountWidget, definitions, instances, destroy, setMetadata, runAction, host, config, canvas, prefs: prefsStore(config) };
+  const runtime = {
+    api, emit, mountWidget, definitions, instances, destroy, setMetadata, runAction, host, config, canvas,
+    prefs: prefsStore(config), acceptsTag, renderTextTag, sweep,
+  };
   canvas.runtime = runtime;
 
   function render(tagId, renderingContext, dataOrOptions, metadata) {
@@ -295,6 +361,19 @@ export function createRuntime({ config, host }) {
   runtime.shelf = shelf;
   Object.defineProperty(window, "chatRuntime", { value: api, configurable: false, writable: false, enumerable: true });
   return runtime;
+}
+
+// CONTRACT §13: a tag's body is parsed as JSON when it is JSON, else handed over as its text.
+export function parseBody(body) {
+  const text = (body || "").trim();
+  if (/^[[{]/.test(text) || /^(-?\d|"|true$|false$|null$)/.test(text)) {
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      // not JSON: the text
+    }
+  }
+  return body || "";
 }
 
 // The user's prefs through the Chat API (CONTRACT §5); the shelf keeps pinning and order there.
