@@ -307,6 +307,8 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
   function pinEntry(entry) {
     saved.unpinned = saved.unpinned.filter((tagId) => tagId !== entry.tagId);
     if (entry.options.autoCreateInstance === false) saved.pinned = [...new Set([...saved.pinned, entry.tagId])];
+    // What the person adds goes at the end of the carousel.
+    saved.order = [...ordered().filter((item) => item !== entry), entry].map((item) => item.tagId);
     const record = entry.instances[0] || mountSpotlight(entry);
     setMenuOpen(false);
     renderSpotlight();
@@ -354,9 +356,8 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     const existing = entries.get(tagId);
     entries.set(tagId, { ...(existing || { instances: [], sequence: sequence++ }), registration: { ...given } });
     const entry = refreshEntry(tagId);
-    for (const record of entry.instances) {
-      record.instance?.chrome && labelCard(record);
-    }
+    // A shown card takes the registration's title (the widget may set its own later).
+    for (const record of entry.instances) if (record.instance && runtime.setMetadata) runtime.setMetadata(record.instance, { title: entry.metadata.title });
     if (prefsLoaded && entry.instances.length === 0 && wantsInstance(entry)) mountSpotlight(entry);
     renderSpotlight();
     return tagId;
@@ -396,6 +397,8 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
   function mountHero(tagId, data, metadata) {
     const options = heroOptions(tagId);
     if (!options) throw new Error(`${tagId} does not render in hero`);
+    // Singleton: a new hero replaces the old one where it is (visible stays visible, no events).
+    const wasVisible = hero.visible;
     if (hero.mounted) destroyHero();
     const sizing = heroSizing(options.sizing);
     const frameHost = el("div", { class: "hero-frame" });
@@ -410,6 +413,7 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     heroHost.replaceChildren(frameHost);
     hero.tagId = tagId;
     hero.collapsed = !!options.startCollapsed;
+    hero.visible = wasVisible;
     hero.mounted = mountWidget({ tagId, renderingContext: "hero", data: data ?? null, attributes: {}, host: frameHost, metadata: { title: stored.get(tagId)?.description || tagId, ...(metadata || {}) } });
     hero.frame = frameHost;
     hero.collapseButton = el("button", { type: "button", class: "button button-small button-icon widget-collapse", onclick: () => toggleHeroCollapsed() }, icon(CHEVRON));
