@@ -84,4 +84,4 @@ def test_widget_script_origins_are_read_as_origins():
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "['https://widgets.example.com', 'http://localhost:9000']"
+    assert result.stdout.strip().splitlines()[-1] == "['https://widgets.example.com', 'http://localhost:9000']"
