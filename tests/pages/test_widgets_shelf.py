@@ -2,9 +2,8 @@
 row by row, with the events of "Client runtime events" in order; spotlight options, pinning and
 ordering kept in the user's prefs; manual registration merged with stored definitions.
 
-The widgets are one test web component, `<shelf-probe>`, defined by an init script of the browser
-context (so no script origin is involved); the tag definitions name it as their
-`customElementName` and carry no location, so the runtime finds it defined and mounts it.
+The widgets are one test web component, `<shelf-probe>` (widget_assets/shelf-probe.js), kept in
+the widget store and named by every definition's `customElementName`.
 """
 
 from __future__ import annotations
@@ -12,7 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,28 +22,10 @@ from playwright.sync_api import expect
 
 from tests.conftest import bearer_token
 from tests.pages.conftest import Person, Site, shot, start_site
+from tests.servers import ROOT
 
-PROBE = """
-customElements.define("shelf-probe", class extends HTMLElement {
-  connectedCallback() {
-    this.connections = (this.connections || 0) + 1;
-    if (this.drawn) return;
-    this.drawn = true;
-    const context = this.context || {};
-    const data = context.data && typeof context.data === "object" ? context.data : {};
-    const lines = Number(data.lines) || 1;
-    for (let index = 0; index < lines; index += 1) {
-      const line = document.createElement("p");
-      line.style.margin = "0 0 4px";
-      const label = data.label ? `: ${data.label}` : "";
-      line.textContent = index === 0 ? `${context.tagId} in ${context.renderingContext}${label}` : `line ${index + 1}`;
-      this.append(line);
-    }
-    this.dataset.tagId = context.tagId;
-    this.dataset.renderingContext = context.renderingContext;
-  }
-});
-"""
+PROBE = Path(__file__).parent / "widget_assets" / "shelf-probe.js"
+PROBE_LOCATION = {"storeBucket": "widgets", "storeKey": "shelf-probe.js", "customElementName": "shelf-probe"}
 
 EVENTS = [
     "widgetOpen", "widgetClose", "heroWillShow", "heroDidShow", "heroWillHide", "heroDidHide",
@@ -66,7 +50,7 @@ def definition(tag: str, title: str, **contexts: Any) -> dict[str, Any]:
         "tag": tag,
         "usageMode": "chat-app",
         "status": "enabled",
-        "widget": {"type": "web-component", "webComponent": {"customElementName": "shelf-probe"}},
+        "widget": {"type": "web-component", "webComponent": PROBE_LOCATION},
         "renderingContexts": contexts,
         "canBeGeneratedByLlm": False,
         "canBeGeneratedByTool": False,
@@ -96,7 +80,10 @@ def shelf_site(site: Site) -> Iterator[Site]:
     """A server of its own on the same database, with tags on site-wide (CONTRACT §6)."""
     features = json.dumps({"promptInputFieldLabel": "Ask a question", "tags": {"enabled": True}})
     with contextlib.ExitStack() as stack:
-        shelf = start_site({**site.env, "CHAT_SITE_FEATURES": features}, site.model, stack, seed=False)
+        env = {**site.env, "CHAT_SITE_FEATURES": features}
+        put = [sys.executable, "manage.py", "store_put", "widgets", "shelf-probe.js", str(PROBE), "--encode", "none"]
+        subprocess.run(put, cwd=ROOT, env=env, check=True, capture_output=True)
+        shelf = start_site(env, site.model, stack, seed=False)
         for body in DEFINITIONS:
             response = shelf.api("POST", "/api/chat-admin/tagdef", json={"tagDefinition": body})
             assert response.status_code == 200, response.text
@@ -110,7 +97,6 @@ def shelf_site(site: Site) -> Iterator[Site]:
 def visitor(person_factory: Callable[..., Person], shelf_site: Site) -> Person:
     person = person_factory()
     person.site = shelf_site
-    person.context.add_init_script(PROBE)
     return person
 
 
@@ -119,6 +105,7 @@ def open_chat(person: Person, chat_app_id: str, *, cards: int | None = None) -> 
     page.wait_for_function("() => window.chatRuntime && typeof window.chatRuntime.showHero === 'function'")
     if cards is not None:
         expect(page.locator(".spotlight-card")).to_have_count(cards)
+        expect(page.locator(".spotlight-card shelf-probe")).to_have_count(cards)
     page.evaluate(RECORD, EVENTS)
     return page
 
@@ -258,7 +245,6 @@ def test_pinning_and_ordering_are_kept_in_the_users_prefs_across_reloads(visitor
 
 def _another(person: Person) -> Person:
     context = person.context.browser.new_context(viewport={"width": 1200, "height": 820})
-    context.add_init_script(PROBE)
     token_user = f"{person.user_id}-other"
     headers = {"Authorization": f"Bearer {bearer_token(token_user)}"}
     answer = context.request.post(f"{person.site.url}/api/chat/auth/session", headers=headers)

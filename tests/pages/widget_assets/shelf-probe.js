@@ -1,0 +1,24 @@
+// The test widget of tests/pages/test_widgets_shelf.py, served from the widget store: it shows its
+// tag, rendering context and data (`label`; `lines` for a tall one) and counts its connections
+// (a hero hidden and shown again must never be disconnected).
+if (!customElements.get("shelf-probe")) {
+  customElements.define("shelf-probe", class extends HTMLElement {
+    connectedCallback() {
+      this.connections = (this.connections || 0) + 1;
+      if (this.drawn) return;
+      this.drawn = true;
+      const context = this.context || {};
+      const data = context.data && typeof context.data === "object" ? context.data : {};
+      const lines = Number(data.lines) || 1;
+      for (let index = 0; index < lines; index += 1) {
+        const line = document.createElement("p");
+        line.style.margin = "0 0 4px";
+        const label = data.label ? `: ${data.label}` : "";
+        line.textContent = index === 0 ? `${context.tagId} in ${context.renderingContext}${label}` : `line ${index + 1}`;
+        this.append(line);
+      }
+      this.dataset.tagId = context.tagId;
+      this.dataset.renderingContext = context.renderingContext;
+    }
+  });
+}
