@@ -71,8 +71,10 @@ DEFINITIONS = [
 ]
 
 
-def tags(*names: str) -> dict[str, Any]:
-    return {"tags": {"enabled": True, "tagsEnabled": [{"scope": "shelf", "tag": name} for name in names]}}
+def tags(*names: str, others: list[dict[str, str]]) -> dict[str, Any]:
+    """The `tags` feature of a test chat app: these tags of ours, and none of the global ones
+    (the demo's spotlight and hero widgets would join the carousel otherwise)."""
+    return {"tags": {"enabled": True, "tagsEnabled": [{"scope": "shelf", "tag": name} for name in names], "tagsDisabled": others}}
 
 
 @pytest.fixture(scope="module")
@@ -87,9 +89,11 @@ def shelf_site(site: Site) -> Iterator[Site]:
         for body in DEFINITIONS:
             response = shelf.api("POST", "/api/chat-admin/tagdef", json={"tagDefinition": body})
             assert response.status_code == 200, response.text
-        shelf.chat_app("shelf-main", features=tags("alpha", "beta", "gamma", "later", "quiet", "multi", "banner"))
-        shelf.chat_app("shelf-plain-hero", features=tags("plain-hero"))
-        shelf.chat_app("shelf-auto-hero", features=tags("auto-hero"))
+        found = shelf.api("POST", "/api/chat-admin/tagdef/search", json={}).json()["tagDefinitions"]
+        others = [{"scope": d["scope"], "tag": d["tag"]} for d in found if d["usageMode"] == "global" and d["scope"] != "shelf"]
+        shelf.chat_app("shelf-main", features=tags("alpha", "beta", "gamma", "later", "quiet", "multi", "banner", others=others))
+        shelf.chat_app("shelf-plain-hero", features=tags("plain-hero", others=others))
+        shelf.chat_app("shelf-auto-hero", features=tags("auto-hero", others=others))
         yield shelf
 
 
@@ -465,3 +469,19 @@ def test_auto_created_hero_starts_visible_and_collapsed(visitor: Person):
     hero.get_by_role("button", name="Expand Auto hero").click()
     assert names(events(page)) == ["heroExpand"]
     expect(hero.locator("shelf-probe")).to_be_visible()
+
+
+def test_spotlight_and_hero_fit_a_phone(person_factory: Callable[..., Person], shelf_site: Site):
+    person = person_factory(viewport={"width": 390, "height": 800})
+    person.site = shelf_site
+    page = open_chat(person, "shelf-main", cards=3)
+    page.evaluate("window.chatRuntime.renderTag('shelf.banner', 'hero', {label: 'on a phone'})")
+    expect(page.locator("section.hero shelf-probe")).to_be_visible()
+    width = page.evaluate("document.documentElement.clientWidth")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # the carousel scrolls, not the page
+    assert page.locator(".hero-frame").bounding_box()["width"] <= 0.9 * page.locator(".shelf").bounding_box()["width"] + 1
+    next_widgets = page.get_by_role("button", name="Next widgets")
+    expect(next_widgets).to_be_visible()
+    next_widgets.click()
+    page.wait_for_function("() => document.querySelector('.spotlight-track').scrollLeft > 0")
+    shot(page, "widgets-shelf-phone")
