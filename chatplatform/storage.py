@@ -8,6 +8,8 @@ are small and read rarely (the browser caches them by ETag), so a table does the
 
 from __future__ import annotations
 
+import base64
+import gzip
 from typing import IO, Any
 
 from django.core.files.base import ContentFile, File
@@ -20,6 +22,7 @@ from django.utils.deconstruct import deconstructible
 from chatplatform.models import StoredObject
 
 WIDGET_STORE = "widget_store"
+ENCODINGS = ("none", "gzip", "gzip+base64")  # SPEC.md `webComponent.encoding`
 
 
 @deconstructible
@@ -100,3 +103,12 @@ def store_write(*, bucket: str, key: str, content: bytes) -> str:
     if not isinstance(storage, DatabaseStorage) and storage.exists(name):
         storage.delete(name)  # other backends would save under another name
     return storage.save(name, ContentFile(content))
+
+
+def encode(content: bytes, encoding: str) -> bytes:
+    """Bytes as a web component definition with this `encoding` expects to find them in the store."""
+    if encoding == "none":
+        return content
+    # mtime=0: the same file always gives the same bytes (and the same ETag once served).
+    compressed = gzip.compress(content, mtime=0)
+    return base64.b64encode(compressed) if encoding == "gzip+base64" else compressed

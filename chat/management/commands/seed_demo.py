@@ -10,14 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.files.storage import storages
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from agents.services import agent_upsert
 from chat.models import ChatUser, UserType
 from chat.services import chat_app_upsert
+from chatplatform.storage import WIDGET_STORE, encode, object_name, store_write
 from directives.services import directive_upsert
 from knowledge.services import document_add, knowledge_base_upsert
+from tags.models import TagDefinition
 from tags.serializers import TagDefinitionSerializer
 from tags.services import tag_upsert
 from tools.registry import get_function
@@ -152,7 +155,11 @@ TAG_DEFINITIONS: list[dict[str, Any]] = [
         "canBeGeneratedByLlm": True,
         "canBeGeneratedByTool": True,
         "description": "A chart drawn from a JSON series.",
-        "llmInstructionsMd": 'To show numbers as a chart, write `<demo.chart>{"labels": [...], "values": [...]}</demo.chart>`.',
+        "llmInstructionsMd": (
+            "To show numbers as a chart, write the series as JSON inside the tag, for example: "
+            '<demo.chart type="bar" title="Visitors this week">{"labels": ["Mon", "Tue", "Wed", "Thu", "Fri"], '
+            '"series": [{"label": "Visitors", "data": [120, 150, 90, 180, 160]}]}</demo.chart>'
+        ),
     },
     {
         "scope": "demo",
@@ -179,6 +186,75 @@ TAG_DEFINITIONS: list[dict[str, Any]] = [
         "canBeGeneratedByLlm": False,
         "canBeGeneratedByTool": True,
         "description": "Marks a quoted source (disabled in the demo).",
+    },
+]
+
+# The widget runtime's demo (issue 22): widgets that work offline, written only when missing (an
+# operator's edits survive a re-run). The web components' scripts go into the database-backed
+# widget store, one per encoding the store serves.
+WIDGET_STORE_BUCKET = "demo-widgets"
+WIDGET_SCRIPTS_DIR = Path(__file__).resolve().parents[2] / "demo_widgets"
+# (file in chat/demo_widgets, key in the store, encoding)
+WIDGET_SCRIPTS = [("counter.js", "counter.js.gz", "gzip"), ("tips.js", "tips.js.b64", "gzip+base64"), ("welcome.js", "welcome.js", "none")]
+
+
+def _stored_component(file: str, element: str) -> dict[str, Any]:
+    _, key, encoding = next(script for script in WIDGET_SCRIPTS if script[0] == file)
+    return {
+        "type": "web-component",
+        "webComponent": {"storeBucket": WIDGET_STORE_BUCKET, "storeKey": key, "encoding": encoding, "customElementName": element},
+    }
+
+
+WIDGET_TAG_DEFINITIONS: list[dict[str, Any]] = [
+    {
+        "scope": "demo",
+        "tag": "suggestion",
+        "usageMode": "global",
+        "status": "enabled",
+        "widget": {"type": "built-in", "builtInType": "prompt"},
+        "renderingContexts": {"inline": True},
+        "canBeGeneratedByLlm": True,
+        "canBeGeneratedByTool": True,
+        "description": "A question the user can send with one click.",
+        "llmInstructionsMd": (
+            "To suggest a question the user could ask next, write it in the tag's text attribute, for example: "
+            '<demo.suggestion text="What time is it in Tokyo?"></demo.suggestion>'
+        ),
+    },
+    {
+        "scope": "demo",
+        "tag": "counter",
+        "usageMode": "global",
+        "status": "enabled",
+        "widget": _stored_component("counter.js", "demo-counter"),
+        "renderingContexts": {"inline": True, "canvas": True, "dialog": True},
+        "canBeGeneratedByLlm": True,
+        "canBeGeneratedByTool": False,
+        "description": "A counter that remembers its number per user (widget data).",
+        "llmInstructionsMd": 'To show the user their counter, write <demo.counter title="Your counter"></demo.counter>',
+    },
+    {
+        "scope": "demo",
+        "tag": "tips",
+        "usageMode": "global",
+        "status": "enabled",
+        "widget": _stored_component("tips.js", "demo-tips"),
+        "renderingContexts": {"spotlight": {"enabled": True, "isDefault": True, "displayOrder": 0, "autoCreateInstance": True}},
+        "canBeGeneratedByLlm": False,
+        "canBeGeneratedByTool": False,
+        "description": "Questions to try, in the spotlight above the message box.",
+    },
+    {
+        "scope": "demo",
+        "tag": "welcome",
+        "usageMode": "global",
+        "status": "enabled",
+        "widget": _stored_component("welcome.js", "demo-welcome"),
+        "renderingContexts": {"hero": {"enabled": True, "autoCreateInstance": True, "sizing": {"maxWidth": "720px", "minHeight": 100}}},
+        "canBeGeneratedByLlm": False,
+        "canBeGeneratedByTool": False,
+        "description": "A welcome banner, the demo's hero.",
     },
 ]
 
@@ -233,6 +309,22 @@ class Command(BaseCommand):
                 self.stderr.write(f"{relative}: not indexed: {document.error}")
         return len(paths)
 
+    def seed_widgets(self) -> int:
+        """The demo's widget scripts and tag definitions, each only when missing; how many were added."""
+        added = 0
+        for file, key, encoding in WIDGET_SCRIPTS:
+            if not storages[WIDGET_STORE].exists(object_name(WIDGET_STORE_BUCKET, key)):
+                content = encode((WIDGET_SCRIPTS_DIR / file).read_bytes(), encoding)
+                store_write(bucket=WIDGET_STORE_BUCKET, key=key, content=content)
+        for definition in WIDGET_TAG_DEFINITIONS:
+            if TagDefinition.objects.filter(scope=definition["scope"], tag=definition["tag"]).exists():
+                continue
+            serializer = TagDefinitionSerializer(data=definition)
+            serializer.is_valid(raise_exception=True)
+            tag_upsert(definition=serializer.validated_data, user_id=SEEDED_BY)
+            added += 1
+        return added
+
     def handle(self, *args: Any, **options: Any) -> None:
         with transaction.atomic():
             admin, created = ChatUser.objects.get_or_create(
@@ -261,12 +353,17 @@ class Command(BaseCommand):
                 tag_upsert(definition=serializer.validated_data, user_id=SEEDED_BY)
             for directive in DIRECTIVES:
                 directive_upsert(data=directive, user_id=SEEDED_BY)
+            widgets_added = self.seed_widgets()
 
         self.stdout.write(
             f"Demo data: chat app {CHAT_APP['chatAppId']!r}, agent {AGENT['agentId']!r}, {len(TOOLS)} tools, "
             f"{len(TAG_DEFINITIONS)} tag definitions, {len(DIRECTIVES)} directives, knowledge base "
             f"{KNOWLEDGE_BASE['knowledgeBaseId']!r} ({documents} documents), supervisor {SUPERVISOR['agentId']!r} "
             f"with {len(COLLABORATORS)} collaborators."
+        )
+        self.stdout.write(
+            f"Widgets: {len(WIDGET_TAG_DEFINITIONS)} demo widget tag definitions ({widgets_added} added), scripts in the widget store "
+            f"bucket {WIDGET_STORE_BUCKET!r}; they show when the site's tags feature is on (make run turns it on)."
         )
         login = f"login {DEMO_ADMIN} / {DEMO_PASSWORD}" if created else f"login {DEMO_ADMIN} (password unchanged)"
         self.stdout.write(f"Django admin: http://127.0.0.1:8000/admin/  {login}")

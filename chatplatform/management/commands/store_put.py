@@ -3,8 +3,6 @@ widget store, where a web component definition's `storeBucket`/`storeKey` find i
 
 from __future__ import annotations
 
-import base64
-import gzip
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,18 +11,7 @@ from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import storages
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chatplatform.storage import WIDGET_STORE, store_write
-
-ENCODINGS = ("none", "gzip", "gzip+base64")
-
-
-def encoded(content: bytes, encoding: str) -> bytes:
-    """The bytes as a definition with this `encoding` expects to find them in the store."""
-    if encoding == "none":
-        return content
-    # mtime=0: the same file always gives the same bytes (and the same ETag once served).
-    compressed = gzip.compress(content, mtime=0)
-    return base64.b64encode(compressed) if encoding == "gzip+base64" else compressed
+from chatplatform.storage import ENCODINGS, WIDGET_STORE, encode, store_write
 
 
 class Command(BaseCommand):
@@ -39,11 +26,11 @@ class Command(BaseCommand):
         parser.add_argument("bucket")
         parser.add_argument("key", nargs="?")
         parser.add_argument("file", nargs="?", help="the file to store; - reads standard input")
-        parser.add_argument("--encode", choices=ENCODINGS, help="encode the file as the definition's encoding says")
+        parser.add_argument("--encode", dest="encode_as", choices=ENCODINGS, help="encode the file as the definition's encoding says")
         parser.add_argument("--list", dest="list_only", action="store_true", help="list the keys stored under BUCKET instead")
 
     def handle(
-        self, *args: Any, bucket: str, key: str | None, file: str | None, encode: str | None, list_only: bool, **options: Any
+        self, *args: Any, bucket: str, key: str | None, file: str | None, encode_as: str | None, list_only: bool, **options: Any
     ) -> None:
         if list_only:
             self._list(bucket)
@@ -57,12 +44,12 @@ class Command(BaseCommand):
             if not path.is_file():
                 raise CommandError(f"{file}: no such file")
             content = path.read_bytes()
-        content = encoded(content, encode or "none")
+        content = encode(content, encode_as or "none")
         try:
             name = store_write(bucket=bucket, key=key, content=content)
         except SuspiciousFileOperation as exc:
             raise CommandError(f"{bucket}/{key} is not a usable store name: {exc}") from None
-        self.stdout.write(f"stored {name} ({len(content)} bytes{', ' + encode if encode else ''})")
+        self.stdout.write(f"stored {name} ({len(content)} bytes{', ' + encode_as if encode_as else ''})")
 
     def _list(self, bucket: str) -> None:
         storage = storages[WIDGET_STORE]
