@@ -44,9 +44,11 @@ def test_each_widget_kind_and_context_of_the_demo_is_defined(seeded, user_client
     assert "Widgets: 4 demo widget tag definitions (4 added)" in seeded
 
 
-@pytest.mark.parametrize(("tag", "file"), [("counter", "counter.js"), ("tips", "tips.js"), ("welcome", "welcome.js")])
+@pytest.mark.parametrize(
+    ("tag", "file"), [("counter", "counter.js"), ("tips", "tips.js"), ("welcome", "welcome.js"), ("weather-card", "weather-card.js")]
+)
 def test_the_stored_scripts_are_in_the_database_and_served_decoded(seeded, user_client, tag, file):
-    assert StoredObject.objects.filter(name__startswith="demo-widgets/").count() == 3
+    assert StoredObject.objects.filter(name__startswith="demo-widgets/").count() == 4
     response = user_client.get(f"/api/chat/webcomponent/demo/{tag}")
     assert response.status_code == 200
     assert response.content == (SCRIPTS / file).read_bytes()

@@ -47,6 +47,8 @@ async def test_asked_for_a_counter_or_a_suggestion_it_answers_those_tags(demo, a
     assert '<demo.counter title="Your counter"></demo.counter>' in counter
     suggestion = (await converse(client, **demo_body("Give me a suggestion"))).json()["response"]
     assert '<demo.suggestion text="What time is it in Tokyo?"></demo.suggestion>' in suggestion
+    weather = (await converse(client, **demo_body("What's the weather like?"))).json()["response"]
+    assert '<demo.weather-card city="Paris"></demo.weather-card>' in weather
 
 
 async def test_with_the_sites_tags_feature_off_no_tag_is_emitted(demo, async_client_for, settings):

@@ -144,6 +144,28 @@ CHAT_APP = {
     },
 }
 
+# The widget runtime's demo (issue 22): widgets that work offline, written only when missing (an
+# operator's edits survive a re-run). The web components' scripts go into the database-backed
+# widget store, one per encoding the store serves.
+WIDGET_STORE_BUCKET = "demo-widgets"
+WIDGET_SCRIPTS_DIR = Path(__file__).resolve().parents[2] / "demo_widgets"
+# (file in chat/demo_widgets, key in the store, encoding)
+WIDGET_SCRIPTS = [
+    ("counter.js", "counter.js.gz", "gzip"),
+    ("tips.js", "tips.js.b64", "gzip+base64"),
+    ("welcome.js", "welcome.js", "none"),
+    ("weather-card.js", "weather-card.js.gz", "gzip"),
+]
+
+
+def _stored_component(file: str, element: str) -> dict[str, Any]:
+    _, key, encoding = next(script for script in WIDGET_SCRIPTS if script[0] == file)
+    return {
+        "type": "web-component",
+        "webComponent": {"storeBucket": WIDGET_STORE_BUCKET, "storeKey": key, "encoding": encoding, "customElementName": element},
+    }
+
+
 TAG_DEFINITIONS: list[dict[str, Any]] = [
     {
         "scope": "demo",
@@ -166,7 +188,8 @@ TAG_DEFINITIONS: list[dict[str, Any]] = [
         "tag": "weather-card",
         "usageMode": "chat-app",
         "status": "enabled",
-        "widget": {"type": "web-component", "webComponent": {"url": "https://cdn.example.com/{{stage}}/weather-card.js"}},
+        # Served from the widget store (issue 22), so the demo works offline.
+        "widget": _stored_component("weather-card.js", "demo-weather-card"),
         "renderingContexts": {"inline": {"enabled": True}, "spotlight": {"enabled": True, "displayOrder": 1}},
         "canBeGeneratedByLlm": True,
         "canBeGeneratedByTool": False,
@@ -188,23 +211,6 @@ TAG_DEFINITIONS: list[dict[str, Any]] = [
         "description": "Marks a quoted source (disabled in the demo).",
     },
 ]
-
-# The widget runtime's demo (issue 22): widgets that work offline, written only when missing (an
-# operator's edits survive a re-run). The web components' scripts go into the database-backed
-# widget store, one per encoding the store serves.
-WIDGET_STORE_BUCKET = "demo-widgets"
-WIDGET_SCRIPTS_DIR = Path(__file__).resolve().parents[2] / "demo_widgets"
-# (file in chat/demo_widgets, key in the store, encoding)
-WIDGET_SCRIPTS = [("counter.js", "counter.js.gz", "gzip"), ("tips.js", "tips.js.b64", "gzip+base64"), ("welcome.js", "welcome.js", "none")]
-
-
-def _stored_component(file: str, element: str) -> dict[str, Any]:
-    _, key, encoding = next(script for script in WIDGET_SCRIPTS if script[0] == file)
-    return {
-        "type": "web-component",
-        "webComponent": {"storeBucket": WIDGET_STORE_BUCKET, "storeKey": key, "encoding": encoding, "customElementName": element},
-    }
-
 
 WIDGET_TAG_DEFINITIONS: list[dict[str, Any]] = [
     {
