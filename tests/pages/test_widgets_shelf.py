@@ -59,7 +59,7 @@ def definition(tag: str, title: str, **contexts: Any) -> dict[str, Any]:
 
 
 DEFINITIONS = [
-    definition("alpha", "Alpha", spotlight={"enabled": True, "displayOrder": 2}),
+    definition("alpha", "Alpha", spotlight={"enabled": True, "displayOrder": 2}, canvas=True),
     definition("beta", "Beta", spotlight={"enabled": True, "displayOrder": 1, "startCollapsed": True}),
     definition("gamma", "Gamma", spotlight={"enabled": True, "displayOrder": 5, "isDefault": True}),
     definition("later", "Later", spotlight={"enabled": True, "autoCreateInstance": False}),
@@ -257,7 +257,10 @@ def _another(person: Person) -> Person:
 
 
 REGISTER = "(registration) => window.chatRuntime.manuallyRegisterSpotlightWidget(registration)"
-CLOCK = {"scope": "host", "tag": "clock", "tagTitle": "Clock", "customElementName": "shelf-probe", "displayOrder": 3}
+CLOCK = {
+    "scope": "host", "tag": "clock", "tagTitle": "Clock", "customElementName": "shelf-probe", "displayOrder": 3,
+    "sizing": {"width": "260px", "minHeight": 90},
+}  # fmt: skip
 
 
 def test_manual_registration_merges_with_stored_definitions_and_respects_unpinning(visitor: Person):
@@ -270,7 +273,10 @@ def test_manual_registration_merges_with_stored_definitions_and_respects_unpinni
     page.evaluate(REGISTER, CLOCK)
     expect(page.locator(".spotlight-card")).to_have_count(4)
     assert card_titles(page) == ["Gamma", "Alpha by the host", "Beta", "Clock"]
-    expect(page.get_by_role("listitem", name="Clock")).to_contain_text("host.clock in spotlight")
+    clock = page.get_by_role("listitem", name="Clock")
+    expect(clock).to_contain_text("host.clock in spotlight")
+    assert abs(clock.bounding_box()["width"] - 260) <= 1  # the registration's sizing
+    assert abs(clock.locator(".widget-body").bounding_box()["height"] - 90) <= 1
     assert names(events(page)) == ["widgetOpen"]
     with pytest.raises(Exception, match="tagTitle"):
         page.evaluate("() => window.chatRuntime.manuallyRegisterSpotlightWidget({scope: 'host', tag: 'x'})")
@@ -485,3 +491,17 @@ def test_spotlight_and_hero_fit_a_phone(person_factory: Callable[..., Person], s
     next_widgets.click()
     page.wait_for_function("() => document.querySelector('.spotlight-track').scrollLeft > 0")
     shot(page, "widgets-shelf-phone")
+
+
+def test_companion_mode_hides_the_spotlight_and_the_hero(visitor: Person):
+    page = open_chat(visitor, "shelf-main", cards=3)
+    page.evaluate("window.chatRuntime.renderTag('shelf.banner', 'hero')")
+    shelf = page.locator(".shelf")
+    expect(shelf).to_be_visible()
+    page.evaluate("window.chatRuntime.renderTag('shelf.alpha', 'canvas', {companionMode: true, data: {label: 'beside'}})")
+    expect(shelf).to_be_hidden()
+    # Hidden by the page's layout, not by the state tables: the flags and the widgets stay.
+    assert page.evaluate("[window.chatRuntime.heroVisible, window.chatRuntime.spotlightVisible]") == [True, True]
+    assert page.evaluate("document.querySelector('section.hero shelf-probe').isConnected")
+    assert page.evaluate("window.chatRuntime.requestCanvasClose()") is True
+    expect(shelf).to_be_visible()

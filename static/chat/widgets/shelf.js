@@ -153,7 +153,8 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
           renderingContexts: { spotlight: { enabled: true, ...options } }, registered: true,
         };
     const metadata = { title: registration?.tagTitle || definition?.description || tag, ...(registration?.metadata || {}) };
-    return { tagId, options, definition: widgetDefinition, metadata, registration };
+    const sizing = registration?.sizing || storedOptions?.sizing || null;
+    return { tagId, options, definition: widgetDefinition, metadata, registration, sizing };
   }
 
   function refreshEntry(tagId) {
@@ -185,6 +186,7 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
 
   function mountSpotlight(entry, data = null, metadata = null) {
     const card = el("li", { class: "spotlight-card", "data-tag-id": entry.tagId });
+    sizeCard(card, entry.sizing);
     const mounted = mountWidget({
       tagId: entry.tagId, renderingContext: "spotlight", data, attributes: {}, host: card, definition: entry.definition,
       metadata: { ...entry.metadata, ...(metadata || {}) },
@@ -207,6 +209,20 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     entry.instances.push(record);
     setCardCollapsed(record, record.collapsed, { quiet: true });
     return record;
+  }
+
+  // A registration's `sizing` (SPEC.md hero sizing's fields): only what it sets; the card's CSS
+  // gives the rest. Heights bound the widget's area under its bar, as in the hero.
+  function sizeCard(card, sizing) {
+    if (!sizing || typeof sizing !== "object") return;
+    const length = (value) => (typeof value === "number" ? `${value}px` : typeof value === "string" && value.trim() ? value.trim() : null);
+    const set = (property, value) => value && card.style.setProperty(property, value);
+    set("width", length(sizing.width));
+    set("min-width", length(sizing.minWidth));
+    set("max-width", length(sizing.maxWidth));
+    set("--card-height", length(sizing.height));
+    set("--card-min-height", length(sizing.minHeight));
+    set("--card-max-height", length(sizing.maxHeight));
   }
 
   function titleOf(record, entry) {
@@ -267,7 +283,8 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     );
     menuButton.hidden = offered.length === 0;
     if (menuButton.hidden) setMenuOpen(false);
-    spotlight.hidden = shown.length === 0 && offered.length === 0;
+    // Nothing is shown before the person's prefs are in: no card that their unpinning would remove.
+    spotlight.hidden = !prefsLoaded || (shown.length === 0 && offered.length === 0);
     spotlight.dataset.count = String(shown.length);
     refreshScrollButtons();
   }
