@@ -172,13 +172,13 @@ def test_spotlight_visibility_table_with_its_events(visitor: Person):
     expect(toggle).to_have_attribute("aria-expanded", "true")
 
     # visible --hideSpotlight()--> hidden (header only), spotlightHide
-    page.evaluate(f"{runtime}.hideSpotlight()")
+    assert page.evaluate(f"{runtime}.hideSpotlight()") is True
     assert events(page) == [event("spotlightHide", spotlight=False)]
     expect(track).to_be_hidden()
     expect(toggle).to_be_visible()
     expect(toggle).to_have_attribute("aria-expanded", "false")
     shot(page, "widgets-spotlight-hidden")
-    page.evaluate(f"{runtime}.hideSpotlight()")  # already hidden: no move, no event
+    assert page.evaluate(f"{runtime}.hideSpotlight()") is False  # already hidden: no move, no event
     assert events(page) == []
 
     # hidden --showSpotlight()--> visible, spotlightShow
@@ -356,7 +356,7 @@ def test_hero_state_table_row_by_row_with_events_in_order(visitor: Person):
     assert flags() == [False, False]
     assert same_element_connected()
     assert page.evaluate("() => window.__hero.connections") == 1  # never disconnected
-    page.evaluate(f"{runtime}.hideHero()")  # hidden already: no move
+    assert page.evaluate(f"{runtime}.hideHero()") is False  # hidden already: no move
     assert events(page) == []
 
     # hidden --showHero()--> visible (expanded per heroCollapsed); heroWillShow then heroDidShow
@@ -365,7 +365,7 @@ def test_hero_state_table_row_by_row_with_events_in_order(visitor: Person):
     assert [(e["name"], e["payload"], e["heroVisible"]) for e in recorded] == [("heroWillShow", {}, False), ("heroDidShow", {}, True)]
     assert flags() == [True, False]
     assert same_element_connected()
-    page.evaluate(f"{runtime}.showHero()")
+    assert page.evaluate(f"{runtime}.showHero()") is False
     assert events(page) == []
 
     # expanded --collapseHero()--> collapsed (header bar), heroCollapse; again: nothing

@@ -354,13 +354,14 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
   }
 
   function setSpotlightVisible(visible) {
-    if (visible === spotlightVisible) return;
+    if (visible === spotlightVisible) return false;
     spotlightVisible = visible;
     spotlight.dataset.visible = String(visible);
     track.hidden = !visible;
     toggleSpotlightButton.setAttribute("aria-expanded", String(visible));
     refreshScrollButtons();
     emit(visible ? "spotlightShow" : "spotlightHide", {});
+    return true;
   }
 
   function registerSpotlightWidget(registration) {
@@ -462,7 +463,7 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
       if (!tagId) return false;
       mountHero(tagId, null, null);
     }
-    if (hero.visible) return true;
+    if (hero.visible) return false;
     emit("heroWillShow", {});
     hero.visible = true;
     applyHeroState();
@@ -519,11 +520,11 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     toggleHeroCollapsed,
     showSpotlight: () => setSpotlightVisible(true),
     hideSpotlight: () => setSpotlightVisible(false),
-    toggleSpotlight: () => setSpotlightVisible(!spotlightVisible),
+    toggleSpotlight,
     manuallyRegisterSpotlightWidget: registerSpotlightWidget,
   });
   function toggleSpotlight() {
-    setSpotlightVisible(!spotlightVisible);
+    return setSpotlightVisible(!spotlightVisible);
   }
 
   for (const tagId of stored.keys()) refreshEntry(tagId);
