@@ -514,6 +514,7 @@ class WidgetDataViewSet(ApiViewSet):
     @extend_schema(
         operation_id="chat_widget_data_delete",
         parameters=[_SCOPE, _TAG, UserIdQuerySerializer],
+        request=None,
         responses=inline_serializer("WidgetDataDeleteResponse", {"success": serializers.BooleanField()}),
     )
     def destroy(self, request: Request, scope: str, tag: str) -> Response:

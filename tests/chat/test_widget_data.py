@@ -3,7 +3,10 @@ a JSON object per user and tag, with the userId rule of the Chat API and a 400 K
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import call_command
 from django.test import Client
 
 from chat.models import ChatUser, WidgetData
@@ -151,3 +154,19 @@ def test_the_page_cookie_works_with_the_pages_csrf_token():
 
 def test_anonymous_is_401(anon_client):
     assert_error(anon_client.get(PATH), 401)
+
+
+def test_the_django_admin_lists_widget_data_and_stored_objects_read_only(user_client, tmp_path):
+    user_client.post(PATH, {"data": {"count": 7}}, format="json")
+    (tmp_path / "w.js").write_text("// w\n")
+    call_command("store_put", "widgets", "w.js", str(tmp_path / "w.js"), stdout=io.StringIO())
+    operator = Client()
+    operator.force_login(ChatUser.objects.create_superuser("ops", "correct horse battery"))
+    listing = operator.get("/admin/chat/widgetdata/")
+    assert listing.status_code == 200 and "demo" in listing.content.decode() and "counter" in listing.content.decode()
+    row = WidgetData.objects.get()
+    detail = operator.get(f"/admin/chat/widgetdata/{row.pk}/change/")
+    assert detail.status_code == 200 and "count" in detail.content.decode()
+    assert operator.get("/admin/chat/widgetdata/add/").status_code == 403
+    stored = operator.get("/admin/chatplatform/storedobject/")
+    assert stored.status_code == 200 and "widgets/w.js" in stored.content.decode()
