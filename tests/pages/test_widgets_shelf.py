@@ -212,6 +212,9 @@ def test_pinning_and_ordering_are_kept_in_the_users_prefs_across_reloads(visitor
     page.keyboard.press("Enter")  # again, from the keyboard
     assert card_titles(page) == ["Alpha", "Gamma", "Beta"]
     expect(spotlight.get_by_role("button", name="Move Alpha earlier")).to_be_disabled()
+    # Reordered with Element.moveBefore: a widget with connectedMoveCallback is moved, never reconnected.
+    moved = page.locator('.spotlight-card[data-tag-id="shelf.alpha"] shelf-probe').evaluate("node => [node.connections, node.moves]")
+    assert moved == [1, 2]
 
     spotlight.get_by_role("button", name="Unpin Gamma").click()
     expect(page.locator(".spotlight-card")).to_have_count(2)

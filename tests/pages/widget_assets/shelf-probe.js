@@ -1,8 +1,13 @@
 // The test widget of tests/pages/test_widgets_shelf.py, served from the widget store: it shows its
 // tag, rendering context and data (`label`; `lines` for a tall one) and counts its connections
-// (a hero hidden and shown again must never be disconnected).
+// and moves (a hero hidden and shown again, a card reordered, must never be disconnected).
 if (!customElements.get("shelf-probe")) {
   customElements.define("shelf-probe", class extends HTMLElement {
+    // Called instead of disconnect + connect when the page moves it with Element.moveBefore.
+    connectedMoveCallback() {
+      this.moves = (this.moves || 0) + 1;
+    }
+
     connectedCallback() {
       this.connections = (this.connections || 0) + 1;
       if (this.drawn) return;
