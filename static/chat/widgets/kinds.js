@@ -87,9 +87,16 @@ async function chart(context, body) {
     title: spec.title || undefined,
     width: Math.max(240, Math.floor(body.clientWidth || 480)),
     height: 240,
-    scales: { x: { time: false } },
+    legend: { show: spec.series.length > 1 },
+    scales: {
+      x: { time: false, range: bars || spec.labels ? () => [spec.xs[0] - (bars ? 0.5 : 0), spec.xs[spec.xs.length - 1] + (bars ? 0.5 : 0)] : undefined },
+      // Bars grow from zero; lines take their data's range.
+      y: bars ? { range: (_, min, max) => [Math.min(0, min), Math.max(0, max) * 1.1 || 1] } : {},
+    },
     axes: [
-      { values: spec.labels ? (_, ticks) => ticks.map((tick) => spec.labels[tick] ?? "") : undefined, space: 40 },
+      spec.labels
+        ? { splits: () => spec.xs, values: (_, ticks) => ticks.map((tick) => spec.labels[tick] ?? ""), space: 30 }
+        : {},
       {},
     ],
     series: [
