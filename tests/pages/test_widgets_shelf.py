@@ -172,8 +172,10 @@ def test_spotlight_visibility_table_with_its_events(visitor: Person):
     expect(toggle).to_have_attribute("aria-expanded", "true")
 
     # visible --hideSpotlight()--> hidden (header only), spotlightHide
+    page.get_by_role("button", name="Unpin Alpha").focus()
     assert page.evaluate(f"{runtime}.hideSpotlight()") is True
     assert events(page) == [event("spotlightHide", spotlight=False)]
+    expect(toggle).to_be_focused()  # not lost with the hidden cards
     expect(track).to_be_hidden()
     expect(toggle).to_be_visible()
     expect(toggle).to_have_attribute("aria-expanded", "false")
@@ -390,6 +392,7 @@ def test_hero_state_table_row_by_row_with_events_in_order(visitor: Person):
     page.evaluate(f"{runtime}.toggleHeroCollapsed()")
     page.evaluate(f"{runtime}.toggleHeroCollapsed()")
     hero.get_by_role("button", name="Collapse Banner").click()
+    expect(hero.get_by_role("button", name="Expand Banner")).to_be_focused()
     hero.get_by_role("button", name="Expand Banner").focus()
     page.keyboard.press("Enter")
     recorded = events(page)

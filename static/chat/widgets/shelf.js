@@ -247,7 +247,10 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     record.buttons.collapse.setAttribute("aria-expanded", String(!collapsed));
     // Collapsed shows the widget's bar only; the widget stays mounted.
     const body = record.mounted.element.querySelector(":scope > .widget-body");
-    if (body) body.hidden = collapsed;
+    if (body) {
+      if (collapsed && body.contains(document.activeElement)) record.buttons.collapse.focus();
+      body.hidden = collapsed;
+    }
     labelCard(record);
     if (!quiet) refreshScrollButtons();
   }
@@ -355,6 +358,7 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
 
   function setSpotlightVisible(visible) {
     if (visible === spotlightVisible) return false;
+    if (!visible && track.contains(document.activeElement)) toggleSpotlightButton.focus(); // focus is not lost with the cards
     spotlightVisible = visible;
     spotlight.dataset.visible = String(visible);
     track.hidden = !visible;
@@ -402,13 +406,18 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
   }
 
   function applyHeroState() {
+    // Focus inside what is about to disappear goes to what stays: the bar, else the message box.
+    if (!hero.visible && heroHost.contains(document.activeElement)) document.getElementById("prompt")?.focus();
     heroHost.hidden = !hero.visible;
     heroHost.dataset.collapsed = String(hero.collapsed);
     if (!hero.mounted) return;
     hero.collapseButton.setAttribute("aria-expanded", String(!hero.collapsed));
     const body = hero.mounted.element.querySelector(":scope > .widget-body");
     // Collapsed: the header bar only; the widget stays connected (a hidden body, not a removed one).
-    if (body) body.hidden = hero.collapsed;
+    if (body) {
+      if (hero.collapsed && body.contains(document.activeElement)) hero.collapseButton.focus();
+      body.hidden = hero.collapsed;
+    }
     labelHero();
   }
 
