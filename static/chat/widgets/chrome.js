@@ -93,6 +93,11 @@ export class Chrome {
   // Shown when there is something to show, or when a surface (canvas, dialog) always wants its bar.
   refreshVisibility() {
     const metadata = this.metadata || {};
+    // A dialog has its own title bar and footer: its chrome only ever shows a loading status.
+    if (this.renderingContext === "dialog") {
+      this.element.hidden = !metadata.loadingStatus?.loading;
+      return;
+    }
     const something = metadata.title || metadata.iconSvg || metadata.lucideIconName || metadata.loadingStatus?.loading || (this.showActions && metadata.actions?.length);
     this.element.hidden = !(this.always || something);
   }
