@@ -334,6 +334,12 @@ def _origins_env(name: str) -> list[str]:
 # The widget runtime (issue 22, CONTRACT §13): origins web components may load from by `url`
 # (the page's own origin is always allowed), and the folder of `custom-compiled-in` renderers.
 CHAT_WIDGET_SCRIPT_ORIGINS = _origins_env("CHAT_WIDGET_SCRIPT_ORIGINS")
+# Where `storeBucket`/`storeKey` are read: `database` (the `widget_store` storage, objects named
+# `<bucket>/<key>`) or `s3` (each storeBucket an S3 bucket; AWS credentials from the standard variables).
+CHAT_WIDGET_STORE = (os.environ.get("CHAT_WIDGET_STORE") or "database").strip()
+if CHAT_WIDGET_STORE not in {"database", "s3"}:
+    raise _malformed("CHAT_WIDGET_STORE", "must be database or s3")
+CHAT_WIDGET_STORE_S3_ENDPOINT_URL = _url_env("CHAT_WIDGET_STORE_S3_ENDPOINT_URL", {"http", "https"})
 _renderers_dir = os.environ.get("CHAT_WIDGET_RENDERERS_DIR", "").strip()
 CHAT_WIDGET_RENDERERS_DIR = Path(_renderers_dir).resolve() if _renderers_dir else None
 if CHAT_WIDGET_RENDERERS_DIR is not None and not CHAT_WIDGET_RENDERERS_DIR.is_dir():

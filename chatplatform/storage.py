@@ -12,6 +12,7 @@ import base64
 import gzip
 from typing import IO, Any
 
+from django.conf import settings
 from django.core.files.base import ContentFile, File
 from django.core.files.storage import Storage, storages
 from django.core.files.utils import validate_file_name
@@ -90,16 +91,31 @@ def object_name(bucket: str, key: str) -> str:
     return f"{bucket}/{key.lstrip('/')}"
 
 
+def _located(bucket: str, key: str) -> tuple[Storage, str]:
+    """The storage and name of a bucket and key. With CHAT_WIDGET_STORE=s3 the bucket is an S3
+    bucket of its own (as in the reference system) and the key its object key; otherwise both
+    name one object of the `widget_store` storage."""
+    if settings.CHAT_WIDGET_STORE == "s3":
+        from storages.backends.s3 import S3Storage
+
+        options = {"bucket_name": bucket, "endpoint_url": settings.CHAT_WIDGET_STORE_S3_ENDPOINT_URL, "default_acl": None}
+        return S3Storage(**options, file_overwrite=True), key.lstrip("/")
+    return storages[WIDGET_STORE], object_name(bucket, key)
+
+
 def store_read(*, bucket: str, key: str) -> bytes:
     """The bytes at a bucket and key of the widget store; FileNotFoundError when there is none."""
-    with storages[WIDGET_STORE].open(object_name(bucket, key), "rb") as stored:
-        return stored.read()
+    storage, name = _located(bucket, key)
+    try:
+        with storage.open(name, "rb") as stored:
+            return stored.read()
+    except OSError as exc:  # S3Storage raises its own FileNotFoundError-like errors
+        raise FileNotFoundError(f"no stored object {bucket}/{key}") from exc
 
 
 def store_write(*, bucket: str, key: str, content: bytes) -> str:
     """Put bytes at a bucket and key of the widget store, replacing what was there; the stored name."""
-    storage = storages[WIDGET_STORE]
-    name = object_name(bucket, key)
+    storage, name = _located(bucket, key)
     if not isinstance(storage, DatabaseStorage) and storage.exists(name):
         storage.delete(name)  # other backends would save under another name
     return storage.save(name, ContentFile(content))
@@ -112,3 +128,17 @@ def encode(content: bytes, encoding: str) -> bytes:
     # mtime=0: the same file always gives the same bytes (and the same ETag once served).
     compressed = gzip.compress(content, mtime=0)
     return base64.b64encode(compressed) if encoding == "gzip+base64" else compressed
+
+
+def store_list(*, bucket: str) -> list[tuple[str, int]]:
+    """(key, size) of every object of a bucket, by key."""
+    storage, root = _located(bucket, "")
+    found, pending = [], [root.rstrip("/")]
+    while pending:
+        folder = pending.pop()
+        directories, files = storage.listdir(folder)
+        pending.extend(f"{folder}/{name}" if folder else name for name in directories)
+        for name in files:
+            path = f"{folder}/{name}" if folder else name
+            found.append((path.removeprefix(root), storage.size(path)))
+    return sorted(found)

@@ -9,11 +9,13 @@ import gzip
 import io
 from pathlib import Path
 
+import boto3
 import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 from django.core.management import CommandError, call_command
 from django.test import Client
+from moto import mock_aws
 
 from chat.models import ChatUser
 from tests.conftest import assert_error
@@ -202,3 +204,22 @@ def test_store_put_lists_a_bucket(tmp_path):
     out = io.StringIO()
     call_command("store_put", "widgets", "--list", stdout=out)
     assert sorted(out.getvalue().splitlines()) == ["widgets/demo/a.js\t" + str(len(SCRIPT.encode())), "widgets/demo/deeper/b.js\t2"]
+
+
+def test_with_the_s3_store_the_bucket_is_an_s3_bucket(settings, monkeypatch, admin_client, user_client, tmp_path):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    settings.CHAT_WIDGET_STORE = "s3"
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="acme-widgets")
+        store_put(tmp_path, "acme-widgets", "counter/v1.js.gz", encode="gzip")
+        assert gzip.decompress(s3.get_object(Bucket="acme-widgets", Key="counter/v1.js.gz")["Body"].read()).decode() == SCRIPT
+        define(admin_client, "counter", {"storeBucket": "acme-widgets", "storeKey": "counter/v1.js.gz", "encoding": "gzip"})
+        assert user_client.get("/api/chat/webcomponent/demo/counter").content.decode() == SCRIPT
+        out = io.StringIO()
+        call_command("store_put", "acme-widgets", "--list", stdout=out)
+        assert out.getvalue().startswith("acme-widgets/counter/v1.js.gz\t")
+        define(admin_client, "missing", {"storeBucket": "acme-widgets", "storeKey": "counter/absent.js"})
+        assert_error(user_client.get("/api/chat/webcomponent/demo/missing"), 404, "NOT_FOUND", mentions="acme-widgets/counter/absent.js")

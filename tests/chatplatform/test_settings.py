@@ -40,6 +40,7 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         ("CHAT_WIDGET_SCRIPT_ORIGINS", "https://widgets.example.com/scripts/"),
         ("CHAT_WIDGET_SCRIPT_ORIGINS", "https://widgets.example.com; script-src *"),
         ("CHAT_WIDGET_RENDERERS_DIR", "/no/such/folder"),
+        ("CHAT_WIDGET_STORE", "ftp"),
     ],
 )
 def test_malformed_variable_stops_start_up_naming_it(variable, value):

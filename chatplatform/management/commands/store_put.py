@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import SuspiciousFileOperation
-from django.core.files.storage import storages
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chatplatform.storage import ENCODINGS, WIDGET_STORE, encode, store_write
+from chatplatform.storage import ENCODINGS, encode, store_list, store_write
 
 
 class Command(BaseCommand):
@@ -52,11 +51,5 @@ class Command(BaseCommand):
         self.stdout.write(f"stored {name} ({len(content)} bytes{', ' + encode_as if encode_as else ''})")
 
     def _list(self, bucket: str) -> None:
-        storage = storages[WIDGET_STORE]
-        pending = [bucket]
-        while pending:
-            folder = pending.pop()
-            directories, files = storage.listdir(folder)
-            pending.extend(f"{folder}/{name}" for name in directories)
-            for name in files:
-                self.stdout.write(f"{folder}/{name}\t{storage.size(f'{folder}/{name}')}")
+        for key, size in store_list(bucket=bucket):
+            self.stdout.write(f"{bucket}/{key}\t{size}")
