@@ -194,10 +194,12 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     const instance = runtime.instances?.get(mounted.instanceId);
     const record = { mounted, card, collapsed: !!entry.options.startCollapsed, instance };
     card.dataset.instanceId = mounted.instanceId;
+    // By tag id: a registration replaces the entry object, the card stays.
+    const current = () => entries.get(entry.tagId);
     const collapse = el("button", { type: "button", class: "button button-small button-icon widget-collapse", onclick: () => setCardCollapsed(record, !record.collapsed) }, icon(CHEVRON));
-    const earlier = el("button", { type: "button", class: "button button-small button-icon", text: "←", onclick: () => move(entry, -1) });
-    const later = el("button", { type: "button", class: "button button-small button-icon", text: "→", onclick: () => move(entry, 1) });
-    const unpin = el("button", { type: "button", class: "button button-small button-icon", text: "×", onclick: () => unpinEntry(entry) });
+    const earlier = el("button", { type: "button", class: "button button-small button-icon", text: "←", onclick: () => move(current(), -1) });
+    const later = el("button", { type: "button", class: "button button-small button-icon", text: "→", onclick: () => move(current(), 1) });
+    const unpin = el("button", { type: "button", class: "button button-small button-icon", text: "×", onclick: () => unpinEntry(current()) });
     record.buttons = { collapse, earlier, later, unpin };
     if (instance) {
       instance.chrome.always = true;
@@ -259,7 +261,8 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     record.instance?.onMetadata.delete(record.onMetadata);
     record.mounted.destroy();
     record.card.remove();
-    entry.instances = entry.instances.filter((item) => item !== record);
+    const index = entry.instances.indexOf(record);
+    if (index >= 0) entry.instances.splice(index, 1); // in place: the array is shared across entry refreshes
   }
 
   function renderSpotlight() {
@@ -281,7 +284,7 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     const offered = list.filter((entry) => entry.instances.length === 0 && entry.options.showInUnpinnedMenu !== false);
     menu.replaceChildren(
       ...offered.map((entry) =>
-        el("li", {}, el("button", { type: "button", class: "button button-small button-wide", "data-tag-id": entry.tagId, text: `Pin ${entry.metadata.title}`, onclick: () => pinEntry(entry) })),
+        el("li", {}, el("button", { type: "button", class: "button button-small button-wide", "data-tag-id": entry.tagId, text: `Pin ${entry.metadata.title}`, onclick: () => pinEntry(entries.get(entry.tagId)) })),
       ),
     );
     menuButton.hidden = offered.length === 0;
