@@ -107,7 +107,7 @@ export class MessageRenderer {
   constructor(container, { source = "model" } = {}) {
     this.container = container;
     this.source = source; // who wrote the text: which tags may become widgets
-    this.receivedAt = 0; // when the oldest text not yet rendered arrived
+    this.arrivals = []; // [end offset in `text`, arrival time] of each piece not yet frozen
     this.text = "";
     this.frozenUpTo = 0; // characters of `text` rendered into frozen blocks
     this.live = document.createElement("div");
@@ -120,7 +120,7 @@ export class MessageRenderer {
   // Streamed text: rendered at the next animation frame, with whatever else arrived by then.
   append(text) {
     this.text += text.replace(/\r/g, "");
-    if (!this.receivedAt) this.receivedAt = performance.now();
+    this.arrivals.push([this.text.length, performance.now()]);
     if (!this.frame) this.frame = requestAnimationFrame(() => this.render(false));
   }
 
@@ -152,8 +152,6 @@ export class MessageRenderer {
 
   render(final) {
     this.frame = 0;
-    const receivedAt = this.receivedAt || performance.now();
-    this.receivedAt = 0;
     let tail = this.text.slice(this.frozenUpTo);
     for (let tag = findTag(tail, this.source); tag; tag = findTag(tail, this.source)) {
       this.freezeMarkdown(tail.slice(0, tag.start)); // a tag starts a block: what precedes it is complete
@@ -184,7 +182,7 @@ export class MessageRenderer {
         body: tag.selfClosing ? "" : tail.slice(bodyStart, closeAt),
         container,
         source: this.source,
-        receivedAt,
+        receivedAt: this.arrivedBy(this.frozenUpTo + end),
       });
       this.frozenUpTo += end;
       tail = tail.slice(end);
@@ -211,7 +209,14 @@ export class MessageRenderer {
     this.painted();
   }
 
+  // When the text up to `offset` had arrived (the piece that completed a widget's tag).
+  arrivedBy(offset) {
+    const arrival = this.arrivals.find(([end]) => end >= offset);
+    return arrival ? arrival[1] : performance.now();
+  }
+
   painted() {
+    this.arrivals = this.arrivals.filter(([end]) => end > this.frozenUpTo);
     if (this.onPaint) this.onPaint();
   }
 }
