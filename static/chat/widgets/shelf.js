@@ -45,6 +45,11 @@ function moveBefore(parent, node, reference) {
   else parent.insertBefore(node, reference);
 }
 
+// The disclosure button of a card or the hero: named "Collapse …"/"Expand …" with aria-expanded.
+function collapseButton(onclick) {
+  return el("button", { type: "button", class: "button button-small button-icon widget-collapse", onclick }, icon(CHEVRON));
+}
+
 function number(value, fallback) {
   const parsed = typeof value === "string" ? parseFloat(value) : value;
   return Number.isFinite(parsed) ? parsed : fallback;
@@ -80,19 +85,32 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
   const shelf = el("div", { class: "shelf" });
   const toggleSpotlightButton = el(
     "button",
-    { type: "button", class: "button button-small spotlight-toggle", "aria-expanded": "true", "aria-controls": "spotlight-track", onclick: () => toggleSpotlight() },
+    {
+      type: "button", class: "button button-small spotlight-toggle", "aria-expanded": "true", "aria-controls": "spotlight-track",
+      onclick: () => toggleSpotlight(),
+    },
     icon(CHEVRON),
     el("span", { text: "Spotlight" }),
   );
-  const menuButton = el("button", { type: "button", class: "button button-small spotlight-menu-button", "aria-expanded": "false", "aria-controls": "spotlight-menu", text: "More widgets" });
+  const menuButton = el("button", {
+    type: "button", class: "button button-small spotlight-menu-button", "aria-expanded": "false", "aria-controls": "spotlight-menu", text: "More widgets",
+  });
   const menu = el("ul", { id: "spotlight-menu", class: "spotlight-menu", "aria-label": "Unpinned widgets", hidden: true });
-  const previous = el("button", { type: "button", class: "button button-small spotlight-scroll", "aria-label": "Previous widgets", text: "‹", onclick: () => scrollTrack(-1) });
-  const next = el("button", { type: "button", class: "button button-small spotlight-scroll", "aria-label": "Next widgets", text: "›", onclick: () => scrollTrack(1) });
+  const scroller = (label, text, direction) =>
+    el("button", { type: "button", class: "button button-small spotlight-scroll", "aria-label": label, text, onclick: () => scrollTrack(direction) });
+  const previous = scroller("Previous widgets", "‹", -1);
+  const next = scroller("Next widgets", "›", 1);
   const track = el("ul", { id: "spotlight-track", class: "spotlight-track", "aria-label": "Spotlight widgets" });
   const spotlight = el(
     "section",
     { class: "spotlight", "aria-label": "Spotlight", "data-visible": "true" },
-    el("div", { class: "spotlight-header" }, toggleSpotlightButton, el("span", { class: "spotlight-menu-wrap" }, menuButton, menu), el("span", { class: "spotlight-scrolls" }, previous, next)),
+    el(
+      "div",
+      { class: "spotlight-header" },
+      toggleSpotlightButton,
+      el("span", { class: "spotlight-menu-wrap" }, menuButton, menu),
+      el("span", { class: "spotlight-scrolls" }, previous, next),
+    ),
     track,
   );
   const heroHost = el("section", { class: "hero", "aria-label": "Hero", hidden: true });
@@ -171,7 +189,10 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
   // `isDefault`, `displayOrder` (lower first), then registration order.
   function ordered() {
     const byDefault = [...entries.values()].sort(
-      (a, b) => Number(!!b.options.isDefault) - Number(!!a.options.isDefault) || number(a.options.displayOrder, 0) - number(b.options.displayOrder, 0) || a.sequence - b.sequence,
+      (a, b) =>
+        Number(!!b.options.isDefault) - Number(!!a.options.isDefault) ||
+        number(a.options.displayOrder, 0) - number(b.options.displayOrder, 0) ||
+        a.sequence - b.sequence,
     );
     const rank = new Map(saved.order.map((tagId, index) => [tagId, index]));
     return byDefault
@@ -196,7 +217,7 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     card.dataset.instanceId = mounted.instanceId;
     // By tag id: a registration replaces the entry object, the card stays.
     const current = () => entries.get(entry.tagId);
-    const collapse = el("button", { type: "button", class: "button button-small button-icon widget-collapse", onclick: () => setCardCollapsed(record, !record.collapsed) }, icon(CHEVRON));
+    const collapse = collapseButton(() => setCardCollapsed(record, !record.collapsed));
     const earlier = el("button", { type: "button", class: "button button-small button-icon", text: "←", onclick: () => move(current(), -1) });
     const later = el("button", { type: "button", class: "button button-small button-icon", text: "→", onclick: () => move(current(), 1) });
     const unpin = el("button", { type: "button", class: "button button-small button-icon", text: "×", onclick: () => unpinEntry(current()) });
@@ -284,7 +305,14 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     const offered = list.filter((entry) => entry.instances.length === 0 && entry.options.showInUnpinnedMenu !== false);
     menu.replaceChildren(
       ...offered.map((entry) =>
-        el("li", {}, el("button", { type: "button", class: "button button-small button-wide", "data-tag-id": entry.tagId, text: `Pin ${entry.metadata.title}`, onclick: () => pinEntry(entries.get(entry.tagId)) })),
+        el(
+          "li",
+          {},
+          el("button", {
+            type: "button", class: "button button-small button-wide", "data-tag-id": entry.tagId, text: `Pin ${entry.metadata.title}`,
+            onclick: () => pinEntry(entries.get(entry.tagId)),
+          }),
+        ),
       ),
     );
     menuButton.hidden = offered.length === 0;
@@ -444,9 +472,12 @@ export function installShelf({ runtime, mountWidget, emit, definitions, prefs })
     hero.tagId = tagId;
     hero.collapsed = !!options.startCollapsed;
     hero.visible = wasVisible;
-    hero.mounted = mountWidget({ tagId, renderingContext: "hero", data: data ?? null, attributes: {}, host: frameHost, metadata: { title: stored.get(tagId)?.description || tagId, ...(metadata || {}) } });
+    hero.mounted = mountWidget({
+      tagId, renderingContext: "hero", data: data ?? null, attributes: {}, host: frameHost,
+      metadata: { title: stored.get(tagId)?.description || tagId, ...(metadata || {}) },
+    });
     hero.frame = frameHost;
-    hero.collapseButton = el("button", { type: "button", class: "button button-small button-icon widget-collapse", onclick: () => toggleHeroCollapsed() }, icon(CHEVRON));
+    hero.collapseButton = collapseButton(() => toggleHeroCollapsed());
     const instance = runtime.instances?.get(hero.mounted.instanceId);
     if (instance) {
       instance.chrome.always = true;
