@@ -59,6 +59,7 @@ bench: install
 	$(PY) bench/converse.py
 	$(PY) bench/events.py
 	$(PY) bench/page.py
+	$(PY) bench/widget_store.py
 
 # Refresh the vendored browser libraries from the npm registry (needs npm; nothing else does).
 vendor:
