@@ -177,7 +177,9 @@ def page_config(definitions: list[TagDefinition], rendered: list[dict[str, Any]]
         if store_location(definition.widget) is not None:
             scripts[tag_id] = f"{WEB_COMPONENT_PATH}{definition.scope}/{definition.tag}"
         elif isinstance(url := (definition.widget.get("webComponent") or {}).get("url"), str):
-            scripts[tag_id] = url
+            # A definition written through the Admin API keeps its `{{stage}}` (only the IaC deploy
+            # replaces it, SPEC.md); the address the browser loads never holds the placeholder.
+            scripts[tag_id] = url.replace("{{stage}}", settings.CHAT_STAGE)
     return {
         "tags": rendered,
         "scriptOrigins": list(settings.CHAT_WIDGET_SCRIPT_ORIGINS),

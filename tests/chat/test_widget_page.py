@@ -55,6 +55,7 @@ def test_the_policy_allows_exactly_the_configured_script_origins(settings):
 def test_the_config_lists_the_usable_tags_and_where_their_scripts_and_data_live(settings, tmp_path):
     settings.CHAT_SITE_FEATURES = TAGS_ON
     settings.CHAT_WIDGET_RENDERERS_DIR = tmp_path
+    settings.CHAT_STAGE = "qa"
     ChatAppFactory(
         chat_app_id="support",
         features={
@@ -67,7 +68,9 @@ def test_the_config_lists_the_usable_tags_and_where_their_scripts_and_data_live(
     )
     TagDefinitionFactory(tag="chart", llm_instructions_md="secret instructions")
     TagDefinitionFactory(tag="stored", widget={"type": "web-component", "webComponent": {"storeBucket": "widgets", "storeKey": "s.js"}})
-    TagDefinitionFactory(tag="remote", widget={"type": "web-component", "webComponent": {"url": "https://widgets.example.com/r.js"}})
+    TagDefinitionFactory(
+        tag="remote", widget={"type": "web-component", "webComponent": {"url": "https://widgets.example.com/{{stage}}/r.js"}}
+    )
     TagDefinitionFactory(tag="picked", usage_mode="chat-app")
     TagDefinitionFactory(tag="not-picked", usage_mode="chat-app")
     TagDefinitionFactory(tag="off-here")
@@ -82,7 +85,7 @@ def test_the_config_lists_the_usable_tags_and_where_their_scripts_and_data_live(
     assert widgets["widgetDataUrl"] == "/api/chat/widget-data/"
     assert widgets["webComponentScripts"] == {
         "demo.stored": "/api/chat/webcomponent/demo/stored",
-        "demo.remote": "https://widgets.example.com/r.js",
+        "demo.remote": "https://widgets.example.com/qa/r.js",  # {{stage}} is CHAT_STAGE
     }
     assert widgets["renderers"] == {}
 
