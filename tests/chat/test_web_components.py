@@ -223,3 +223,10 @@ def test_with_the_s3_store_the_bucket_is_an_s3_bucket(settings, monkeypatch, adm
         assert out.getvalue().startswith("acme-widgets/counter/v1.js.gz\t")
         define(admin_client, "missing", {"storeBucket": "acme-widgets", "storeKey": "counter/absent.js"})
         assert_error(user_client.get("/api/chat/webcomponent/demo/missing"), 404, "NOT_FOUND", mentions="acme-widgets/counter/absent.js")
+
+
+def test_store_put_reads_standard_input(monkeypatch, admin_client, user_client):
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"// from a pipe\n")))
+    call_command("store_put", "widgets", "piped.js", "-", "--encode", "gzip+base64", stdout=io.StringIO())
+    define(admin_client, "piped", {"storeBucket": "widgets", "storeKey": "piped.js", "encoding": "gzip+base64"})
+    assert user_client.get("/api/chat/webcomponent/demo/piped").content == b"// from a pipe\n"
