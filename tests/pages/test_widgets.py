@@ -287,6 +287,20 @@ def test_injection_in_attributes_and_bodies_never_runs(wsite: Site, model, perso
     assert answer.locator("script, [onerror], [onload], [onmouseover], img[src='x']").count() == 0
     assert "<script" not in answer.inner_html()
     expect(answer.locator(".widget-failed")).to_have_count(1)  # the javascript: image is refused
+    # A widget's own iconSvg and action icons are sanitized SVG.
+    page.evaluate(
+        """(id) => window.chatRuntime.getWidgetMetadataAPI('test', 'recorder', id).setMetadata({
+            iconSvg: '<svg viewBox="0 0 8 8" onload="window.__pwned=9"><script>window.__pwned=10</script>'
+                   + '<circle cx="4" cy="4" r="3"/></svg>',
+            actions: [{id: 'x', title: 'X',
+                       iconSvg: '<svg><foreignObject><img src=x onerror="window.__pwned=11"></foreignObject></svg>'}]})""",
+        recorder["instanceId"],
+    )
+    icon = answer.locator(f'.widget-frame[data-instance-id="{recorder["instanceId"]}"] .widget-icon svg')
+    expect(icon.locator("circle")).to_have_count(1)
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned") is None
+    assert answer.locator("script, [onerror], [onload], foreignObject").count() == 0
     shot(page, "widgets-injection")
 
 
