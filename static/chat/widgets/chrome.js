@@ -50,8 +50,9 @@ function button(action, { text = false } = {}) {
   node.setAttribute("aria-label", action.title || action.id);
   node.disabled = !!action.disabled;
   const icon = action.iconSvg ? safeSvg(action.iconSvg) : null;
-  if (icon) node.append(icon);
-  if (text || !icon) node.append(document.createTextNode(action.title || action.id));
+  const drawn = icon && icon.childElementCount > 0; // an icon sanitized to nothing gives way to the title
+  if (drawn) node.append(icon);
+  if (text || !drawn) node.append(document.createTextNode(action.title || action.id));
   return node;
 }
 
@@ -72,6 +73,7 @@ export class Chrome {
     this.loading = document.createElement("span");
     this.loading.className = "widget-loading";
     this.loading.setAttribute("role", "status");
+    this.loading.hidden = true;
     this.actions = document.createElement("span");
     this.actions.className = "widget-actions";
     this.tools = document.createElement("span"); // the surface's own buttons (close), after the actions
