@@ -377,6 +377,8 @@ def test_hero_state_table_row_by_row_with_events_in_order(visitor: Person):
     assert same_element_connected()
     assert page.evaluate(f"{runtime}.showHero()") is False
     assert events(page) == []
+    # The widget heard them too: its element was defined already, so it was there for the first show.
+    assert page.evaluate("() => window.__hero.heard") == {"heroDidHide": 1, "heroDidShow": 2}
 
     # expanded --collapseHero()--> collapsed (header bar), heroCollapse; again: nothing
     page.evaluate(f"{runtime}.collapseHero()")
@@ -427,6 +429,10 @@ def test_hero_state_table_row_by_row_with_events_in_order(visitor: Person):
     for operation in ("hideHero", "collapseHero", "expandHero", "toggleHeroCollapsed", "closeHero"):
         page.evaluate(f"{runtime}.{operation}()")
     assert events(page) == []  # nothing to move without a hero
+    # The closed widget's listeners went with it (subscribed with its instance id).
+    page.evaluate(f"() => {{ {runtime}.renderTag('shelf.banner', 'hero'); {runtime}.hideHero(); {runtime}.showHero(); }}")
+    assert page.evaluate("() => window.__hero.heard") == {"heroDidHide": 2, "heroDidShow": 3}  # as when it was closed
+    assert page.evaluate("() => document.querySelector('section.hero shelf-probe').heard") == {"heroDidHide": 1, "heroDidShow": 2}
 
 
 def test_a_new_hero_replaces_the_old_one_singleton(visitor: Person):

@@ -22,6 +22,13 @@ if (!customElements.get("shelf-probe")) {
         line.textContent = index === 0 ? `${context.tagId} in ${context.renderingContext}${label}` : `line ${index + 1}`;
         this.append(line);
       }
+      if (context.renderingContext === "hero") {
+        // As SPEC.md advises a hero: refresh on heroDidShow, stop on heroDidHide (counted here).
+        this.heard = {};
+        for (const name of ["heroDidShow", "heroDidHide"]) {
+          context.chatAppState.addEventListener(name, () => (this.heard[name] = (this.heard[name] || 0) + 1), context.instanceId);
+        }
+      }
       this.dataset.tagId = context.tagId;
       this.dataset.renderingContext = context.renderingContext;
     }
