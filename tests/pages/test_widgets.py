@@ -99,6 +99,7 @@ def definitions(own: str, allowed: int, refused: int) -> list[dict[str, Any]]:
             {"static": {"enabled": True, "shutDownAfterMs": 800}},
         ),
         _tag("meta", {"type": "pass-through"}),
+        _tag("panel", _component(url=f"{own}/widgets/renderers/test.recorder.js", customElementName="test-recorder"), {"canvas": True}),
         _tag("stored-gzip", _component(storeBucket="widgets", storeKey="stored.js.gz", encoding="gzip", customElementName="stored-gzip")),
         _tag(
             "stored-b64",
@@ -548,3 +549,12 @@ def test_prompt_widgets_send_or_suggest(wsite: Site, model, person: Person):
     answer.get_by_role("button", name="Tell me more").click()
     expect(page.locator('[data-message-role="user"]').last).to_contain_text("Tell me more")
     expect(page.locator('[data-message-role="assistant"]').last).to_contain_text("More, then.")
+
+
+def test_a_tag_that_only_renders_in_a_canvas_is_a_button_in_the_message(wsite: Site, model, person: Person):
+    page = open_chat(person, wsite)
+    answer = ask(page, model, 'Your report is ready: <test.panel>{"report": 7}</test.panel>')
+    expect(answer.locator(".widget-frame")).to_have_count(0)
+    answer.get_by_role("button", name="Open the panel test widget").click()
+    expect(page.locator(".canvas-panel test-recorder")).to_contain_text('recorder {"report":7}')
+    assert events(page, "canvasOpen")[0][1]["tagId"] == "test.panel"
