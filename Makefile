@@ -28,11 +28,16 @@ migrate: install
 demo: install
 	$(PY) manage.py seed_demo --migrate --url http://$(HOST):$(PORT)
 
+# The demo's site-wide features when CHAT_SITE_FEATURES is unset: the embedded default plus tags,
+# so the demo's widgets show (issue 22). Any CHAT_SITE_FEATURES of the environment wins.
+DEMO_SITE_FEATURES := {"promptInputFieldLabel": "Ask a question", "tags": {"enabled": true}}
+
 # The server and one background worker; Ctrl-C stops both (the worker finishes its current task).
 # The worker runs in a session of its own, so that it gets one SIGTERM from the trap, not the terminal's SIGINT too.
 run: demo
 	@printf '\nThe chat page: http://%s:%s/   demo login: demo / demo-chat\nDjango admin:  http://%s:%s/admin/   admin / admin-demo\n\n' $(HOST) $(PORT) $(HOST) $(PORT)
-	@setsid $(PY) manage.py run_worker & worker=$$!; \
+	@[ -n "$$CHAT_SITE_FEATURES" ] || export CHAT_SITE_FEATURES='$(DEMO_SITE_FEATURES)'; \
+	setsid $(PY) manage.py run_worker & worker=$$!; \
 	trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
 	$(PY) -m chatplatform.server chatplatform.asgi:application --host $(HOST) --port $(PORT) --workers 1 --lifespan off --ws-per-message-deflate false
 
@@ -55,6 +60,7 @@ bench: install
 	$(PY) bench/converse.py
 	$(PY) bench/events.py
 	$(PY) bench/page.py
+	$(PY) bench/widget_store.py
 
 # Refresh the vendored browser libraries from the npm registry (needs npm; nothing else does).
 vendor:

@@ -34,6 +34,7 @@ from chat.models import (
     SessionInsight,
     WebhookAttempt,
     WebhookDelivery,
+    WidgetData,
 )
 from chat.selectors import OPEN_FEEDBACK
 from chat.serializers import ChatAppWriteSerializer, validate_chat_app
@@ -562,6 +563,23 @@ class ChatFileAdmin(admin.ModelAdmin):
     list_filter = ("mime_type",)
     search_fields = ("name", "user__user_id", "chat_app_id")
     readonly_fields = ("file_id", "user", "chat_app_id", "name", "mime_type", "size", "storage_name", "create_date")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(WidgetData)
+class WidgetDataAdmin(admin.ModelAdmin):
+    """Widgets' objects per user and tag (issue 22): listed, read and deletable (a reset for one
+    person), never edited here: widgets write them through the Chat API, which checks the size."""
+
+    list_display = ("user", "scope", "tag", "size", "last_update")
+    list_filter = ("scope",)
+    search_fields = ("user__user_id", "scope", "tag")
+    readonly_fields = ("user", "scope", "tag", "data", "size", "create_date", "last_update")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

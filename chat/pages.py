@@ -17,27 +17,30 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 
-from chat import selectors
+from chat import selectors, widgets
 from chat.features import is_enabled
 from chat.files import file_upload_settings
 from chat.models import ChatApp, ChatUser, FeedbackType
 from chatplatform.api.errors import ApiError
+from tags.selectors import tags_usable_by
+from tags.serializers import render_many
 
 DEFAULT_INPUT_LABEL = "Message"  # CONTRACT §13: the input's accessible name when the feature is off or empty
 
 
 def page_csp(nonce: str) -> str:
-    """The pages' Content-Security-Policy: scripts and styles from this origin only (and the inline
-    import map, by nonce), no plugin, no framing, no image from elsewhere (a model's Markdown image
-    pointing at another host would report who reads the answer)."""
+    """The pages' Content-Security-Policy: scripts from this origin, the inline import map (by
+    nonce) and the origins of CHAT_WIDGET_SCRIPT_ORIGINS only (web components by `url`, CONTRACT
+    §13); styles from this origin; no plugin, no framing, no image from elsewhere (a model's
+    Markdown image pointing at another host would report who reads the answer)."""
     return "; ".join(
         [
             "default-src 'self'",
-            f"script-src 'self' 'nonce-{nonce}'",
+            " ".join(["script-src 'self'", f"'nonce-{nonce}'", *settings.CHAT_WIDGET_SCRIPT_ORIGINS]),
             "style-src 'self'",
             "img-src 'self' data: blob:",
             "connect-src 'self'",
@@ -141,6 +144,24 @@ def page_settings(app: ChatApp, features: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _widgets_config(app: ChatApp) -> dict[str, Any]:
+    """`config.widgets` (docs/widgets.md): the tags this chat app may use (none when its `tags`
+    feature is off), and where their scripts, renderers and data live."""
+    usable = tags_usable_by(site_features=settings.CHAT_SITE_FEATURES, app_features=app.features or {})
+    return widgets.page_config(usable, render_many(usable, include_instructions=False))
+
+
+def widget_renderer(request: HttpRequest, name: str) -> HttpResponse:
+    """`/widgets/renderers/<scope>.<tag>.js`: a module of CHAT_WIDGET_RENDERERS_DIR. Deployment
+    code, public as the page's own static files are."""
+    path = widgets.renderer_file(name)
+    if path is None:
+        raise Http404("no such renderer")
+    response = FileResponse(path.open("rb"), content_type="text/javascript; charset=utf-8")
+    response["Cache-Control"] = "public, max-age=300"
+    return response
+
+
 @login_required
 def chat_page(request: HttpRequest, chat_app_id: str, session_id: str | None = None) -> HttpResponse:
     """`/chat/<chatAppId>/` and `/chat/<chatAppId>/<sessionId>`: a reload or a shared link reopens
@@ -168,6 +189,7 @@ def chat_page(request: HttpRequest, chat_app_id: str, session_id: str | None = N
         "csrfToken": get_token(request),
         "uploadMaxBytes": settings.CHAT_UPLOAD_MAX_BYTES,
         "feedbackTypes": {"up": FeedbackType.USER_THUMBS_UP.value, "down": FeedbackType.USER_THUMBS_DOWN.value},
+        "widgets": _widgets_config(app),
     }
     context = {
         "app": app,

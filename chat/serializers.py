@@ -752,3 +752,16 @@ class ConverseResponseSerializer(serializers.Serializer):
             "per result the model was given."
         ),
     )
+
+
+class WidgetDataWriteSerializer(serializers.Serializer):
+    """`POST /api/chat/widget-data/<scope>/<tag>` (CONTRACT §13)."""
+
+    userId = serializers.CharField(required=False, allow_blank=True)
+    data = serializers.JSONField(help_text="a JSON object; at most 400 KB serialized (after a partial merge)")
+    partial = serializers.BooleanField(required=False, default=False, help_text="merge top-level keys into the stored object")
+
+    def validate_data(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("must be a JSON object")
+        return value

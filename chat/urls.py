@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from chat.pages import SignInView, chat_page, home
+from chat.pages import SignInView, chat_page, home, widget_renderer
 from chat.views import (
     AuthSessionView,
     ChatAppAdminViewSet,
@@ -14,6 +14,8 @@ from chat.views import (
     SessionViewSet,
     UserAdminViewSet,
     UserViewSet,
+    WebComponentViewSet,
+    WidgetDataViewSet,
 )
 
 chat_urlpatterns = [
@@ -31,6 +33,13 @@ chat_urlpatterns = [
     path("files", FileViewSet.as_view({"post": "upload"}), name="chat-files"),
     path("files/<str:fileId>", FileViewSet.as_view({"get": "retrieve"}), name="chat-file"),
     path("files/<str:fileId>/content", FileViewSet.as_view({"get": "content"}), name="chat-file-content"),
+    # issue 22: the widget runtime's server side (CONTRACT §13)
+    path(
+        "widget-data/<str:scope>/<str:tag>",
+        WidgetDataViewSet.as_view({"get": "retrieve", "post": "upsert", "delete": "destroy"}),
+        name="chat-widget-data",
+    ),
+    path("webcomponent/<str:scope>/<str:tag>", WebComponentViewSet.as_view({"get": "script"}), name="chat-webcomponent"),
 ]
 
 admin_urlpatterns = [
@@ -58,4 +67,5 @@ page_urlpatterns = [
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("chat/<str:chat_app_id>/", chat_page, name="chat-page"),
     path("chat/<str:chat_app_id>/<str:session_id>", chat_page, name="chat-session-page"),
+    path("widgets/renderers/<str:name>", widget_renderer, name="widget-renderer"),
 ]

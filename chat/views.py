@@ -17,7 +17,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat import insights, selectors, services
+from chat import insights, selectors, services, widgets
 from chat.authentication import BearerJWTAuthentication
 from chat.features import is_enabled
 from chat.files import INLINE_MIME_TYPES
@@ -50,6 +50,7 @@ from chat.serializers import (
     TitleRequestSerializer,
     UserIdQuerySerializer,
     UserSearchSerializer,
+    WidgetDataWriteSerializer,
 )
 from chat.turn.titles import generate_title
 from chatplatform import llm
@@ -476,6 +477,74 @@ class FileViewSet(ApiViewSet):
         response["Content-Security-Policy"] = "default-src 'none'; sandbox"
         response["Cache-Control"] = "private, max-age=3600"
         return response
+
+
+# --- The widget runtime's server side (issue 22, CONTRACT §13) -------------------------------------
+
+_SCOPE = OpenApiParameter("scope", str, OpenApiParameter.PATH)
+_TAG = OpenApiParameter("tag", str, OpenApiParameter.PATH)
+_WidgetDataResponse = inline_serializer(
+    "WidgetDataResponse",
+    {"success": serializers.BooleanField(), "data": serializers.JSONField(allow_null=True, help_text="null when nothing is stored")},
+)
+
+
+class WidgetDataViewSet(ApiViewSet):
+    """`GET`/`POST`/`DELETE /api/chat/widget-data/{scope}/{tag}`: a widget's object per user and tag."""
+
+    @extend_schema(operation_id="chat_widget_data_get", parameters=[_SCOPE, _TAG, UserIdQuerySerializer], responses=_WidgetDataResponse)
+    def retrieve(self, request: Request, scope: str, tag: str) -> Response:
+        widgets.check_tag_reference(scope, tag)
+        user_id = acting_user_id(request, request.query_params.get("userId"))
+        return ok(data=widgets.widget_data_get(user_id=user_id, scope=scope, tag=tag))
+
+    @extend_schema(
+        operation_id="chat_widget_data_set", parameters=[_SCOPE, _TAG], request=WidgetDataWriteSerializer, responses=_WidgetDataResponse
+    )
+    def upsert(self, request: Request, scope: str, tag: str) -> Response:
+        widgets.check_tag_reference(scope, tag)
+        body = WidgetDataWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        user_id = acting_user_id(request, body.validated_data.get("userId"))
+        data = widgets.widget_data_set(
+            user_id=user_id, scope=scope, tag=tag, data=body.validated_data["data"], partial=body.validated_data["partial"]
+        )
+        return ok(data=data)
+
+    @extend_schema(
+        operation_id="chat_widget_data_delete",
+        parameters=[_SCOPE, _TAG, UserIdQuerySerializer],
+        request=None,
+        responses=inline_serializer("WidgetDataDeleteResponse", {"success": serializers.BooleanField()}),
+    )
+    def destroy(self, request: Request, scope: str, tag: str) -> Response:
+        widgets.check_tag_reference(scope, tag)
+        user_id = acting_user_id(request, request.query_params.get("userId"))
+        widgets.widget_data_delete(user_id=user_id, scope=scope, tag=tag)
+        return ok()
+
+
+class WebComponentViewSet(ApiViewSet):
+    """`GET /api/chat/webcomponent/{scope}/{tag}`: the script of a store-located web component."""
+
+    @extend_schema(
+        operation_id="chat_webcomponent_script",
+        parameters=[_SCOPE, _TAG],
+        responses={(200, "text/javascript"): OpenApiTypes.STR, (304, "text/javascript"): None},
+        description=(
+            "The script of a `web-component` tag whose location is the store (`storeBucket`/`storeKey`), decoded per its "
+            "`encoding`. `ETag` and `If-None-Match` (304); 404 for an unknown tag, one without a store location, or an "
+            "absent object; 502 when the stored bytes do not decode."
+        ),
+    )
+    def script(self, request: Request, scope: str, tag: str) -> HttpResponse:
+        widgets.check_tag_reference(scope, tag)
+        script = widgets.web_component_script(scope=scope, tag=tag)
+        # A short lifetime, then a revalidation by ETag: an operator's new script shows within a minute.
+        headers = {"ETag": script.etag, "Cache-Control": "private, max-age=60"}
+        if script.etag in (value.strip() for value in request.headers.get("If-None-Match", "").split(",")):
+            return HttpResponse(status=304, headers=headers)
+        return HttpResponse(script.source, content_type="text/javascript; charset=utf-8", headers=headers)
 
 
 # --- Converse (SPEC.md "Send message", CONTRACT §7) ------------------------------------------------

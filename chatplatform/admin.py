@@ -1,4 +1,6 @@
-"""Django admin of the worker's bookkeeping (periodic runs, live workers) and the audit log, read-only.
+"""Django admin of the worker's bookkeeping (periodic runs, live workers) and the audit log,
+read-only; and the objects of the database-backed store (listed and deletable; `manage.py
+store_put` writes them).
 Task results are the backend's own: django-tasks-db's admin, or django-rq's dashboard."""
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from chatplatform.models import AuditEntry, PeriodicRun, WorkerProcess
+from chatplatform.models import AuditEntry, PeriodicRun, StoredObject, WorkerProcess
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -63,3 +65,10 @@ class AuditEntryAdmin(ReadOnlyAdmin):
 
 def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@admin.register(StoredObject)
+class StoredObjectAdmin(ReadOnlyAdmin):
+    list_display = ("name", "size", "modified")
+    search_fields = ("name",)
+    exclude = ("content",)

@@ -85,3 +85,23 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor} {self.get_action_display()} {self.object_type} {self.object_id}"
+
+
+class StoredObject(models.Model):
+    """An object of the database-backed store (`chatplatform.storage.DatabaseStorage`): what the
+    `widget_store` storage holds by default, e.g. the scripts of store-located web components
+    (SPEC.md `webComponent.storeBucket`/`storeKey`, kept under the name `<bucket>/<key>`)."""
+
+    # A bucket (up to 63 characters), "/", and a key of up to 1024 bytes.
+    name = models.CharField(max_length=1100, unique=True)
+    content = models.BinaryField()
+    size = models.PositiveBigIntegerField()
+    created = models.DateTimeField()
+    modified = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "stored object"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

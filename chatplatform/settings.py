@@ -327,7 +327,47 @@ STORAGES = {
     # Hashed, compressed names once `collectstatic` has run (immutable caching); plain names before.
     "staticfiles": {"BACKEND": "chatplatform.static.CollectedOrPlainStorage"},
     "chat_files": _chat_files,
+    # Store-located web component scripts (issue 22): `<storeBucket>/<storeKey>`, in the database.
+    "widget_store": {"BACKEND": "chatplatform.storage.DatabaseStorage"},
 }
+
+
+def _origins_env(name: str) -> list[str]:
+    """Comma-separated origins (`scheme://host[:port]`), each as the browser writes it."""
+    origins: list[str] = []
+    for raw in os.environ.get(name, "").split(","):
+        entry = raw.strip()
+        if not entry:
+            continue
+        parts = urlsplit(entry)
+        # Anything more than an origin would be another CSP source (a path) or break the header.
+        shaped = parts.scheme in {"http", "https"} and parts.hostname and parts.path in {"", "/"} and not (parts.query or parts.fragment)
+        if not shaped or "@" in parts.netloc or any(ch in entry for ch in " ;'\""):
+            raise _malformed(name, f"{entry!r} is not an origin: write scheme://host[:port] (http or https, no path)")
+        try:
+            port = parts.port
+        except ValueError:
+            raise _malformed(name, f"{entry!r} has an invalid port") from None
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        origin = f"{parts.scheme}://{host}" + (f":{port}" if port else "")
+        if origin not in origins:
+            origins.append(origin)
+    return origins
+
+
+# The widget runtime (issue 22, CONTRACT §13): origins web components may load from by `url`
+# (the page's own origin is always allowed), and the folder of `custom-compiled-in` renderers.
+CHAT_WIDGET_SCRIPT_ORIGINS = _origins_env("CHAT_WIDGET_SCRIPT_ORIGINS")
+# Where `storeBucket`/`storeKey` are read: `database` (the `widget_store` storage, objects named
+# `<bucket>/<key>`) or `s3` (each storeBucket an S3 bucket; AWS credentials from the standard variables).
+CHAT_WIDGET_STORE = (os.environ.get("CHAT_WIDGET_STORE") or "database").strip()
+if CHAT_WIDGET_STORE not in {"database", "s3"}:
+    raise _malformed("CHAT_WIDGET_STORE", "must be database or s3")
+CHAT_WIDGET_STORE_S3_ENDPOINT_URL = _url_env("CHAT_WIDGET_STORE_S3_ENDPOINT_URL", {"http", "https"})
+_renderers_dir = os.environ.get("CHAT_WIDGET_RENDERERS_DIR", "").strip()
+CHAT_WIDGET_RENDERERS_DIR = Path(_renderers_dir).resolve() if _renderers_dir else None
+if CHAT_WIDGET_RENDERERS_DIR is not None and not CHAT_WIDGET_RENDERERS_DIR.is_dir():
+    raise _malformed("CHAT_WIDGET_RENDERERS_DIR", f"{_renderers_dir!r} is not a folder")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -8,6 +8,8 @@ MARKED=18.2.1
 DOMPURIFY=3.4.18
 # The Django admin's code editor (inline tools' JavaScript): the classic single-file build, no bundler.
 CODEMIRROR=5.65.20
+UPLOT=1.6.32
+LUCIDE=1.62.0
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 vendor="$root/static/vendor"
@@ -29,9 +31,11 @@ module() {  # module SOURCE DESTINATION
 fetch marked "$MARKED"
 fetch dompurify "$DOMPURIFY"
 fetch codemirror "$CODEMIRROR"
+fetch uplot "$UPLOT"
+fetch lucide-static "$LUCIDE"
 
-rm -rf "$vendor/marked" "$vendor/dompurify" "$vendor/codemirror"
-mkdir -p "$vendor/marked" "$vendor/dompurify" "$vendor/codemirror"
+rm -rf "$vendor/marked" "$vendor/dompurify" "$vendor/codemirror" "$vendor/uplot" "$vendor/lucide"
+mkdir -p "$vendor/marked" "$vendor/dompurify" "$vendor/codemirror" "$vendor/uplot" "$vendor/lucide"
 module "$scratch/marked/lib/marked.esm.js" "$vendor/marked/marked.esm.js"
 cp "$scratch/marked/LICENSE" "$vendor/marked/LICENSE"
 module "$scratch/dompurify/dist/purify.es.mjs" "$vendor/dompurify/purify.es.mjs"
@@ -40,11 +44,25 @@ cp "$scratch/dompurify/LICENSE-MPL" "$vendor/dompurify/LICENSE-MPL"
 cp "$scratch/codemirror/lib/codemirror.js" "$scratch/codemirror/lib/codemirror.css" "$vendor/codemirror/"
 cp "$scratch/codemirror/mode/javascript/javascript.js" "$vendor/codemirror/mode-javascript.js"
 cp "$scratch/codemirror/LICENSE" "$vendor/codemirror/LICENSE"
+# uPlot draws the built-in chart widget; lucide's icon nodes (name -> SVG elements, compacted) give
+# the widget chrome its `lucideIconName` icons, built with createElementNS, never parsed as HTML.
+module "$scratch/uplot/dist/uPlot.esm.js" "$vendor/uplot/uPlot.esm.js"
+cp "$scratch/uplot/dist/uPlot.min.css" "$vendor/uplot/uPlot.min.css"
+cp "$scratch/uplot/LICENSE" "$vendor/uplot/LICENSE"
+node -e 'const fs=require("fs");fs.writeFileSync(process.argv[2],JSON.stringify(JSON.parse(fs.readFileSync(process.argv[1],"utf8"))))' \
+  "$scratch/lucide-static/icon-nodes.json" "$vendor/lucide/icon-nodes.json"
+cp "$scratch/lucide-static/LICENSE" "$vendor/lucide/LICENSE"
 
 cat >"$vendor/VERSIONS" <<VERSIONS
 # Written by scripts/refresh-vendor.sh from the npm registry; edit the versions there.
 marked $MARKED (MIT) marked/marked.esm.js
 dompurify $DOMPURIFY (Apache-2.0 or MPL-2.0) dompurify/purify.es.mjs
 codemirror $CODEMIRROR (MIT) codemirror/codemirror.js, codemirror.css, mode-javascript.js (mode/javascript/javascript.js)
+uplot $UPLOT (MIT) uplot/uPlot.esm.js uplot/uPlot.min.css
+lucide-static $LUCIDE (ISC) lucide/icon-nodes.json
 VERSIONS
 echo "vendored: marked $MARKED, dompurify $DOMPURIFY, codemirror $CODEMIRROR into $vendor"
+uplot $UPLOT (MIT) uplot/uPlot.esm.js uplot/uPlot.min.css
+lucide-static $LUCIDE (ISC) lucide/icon-nodes.json
+VERSIONS
+echo "vendored: marked $MARKED, dompurify $DOMPURIFY, uplot $UPLOT, lucide-static $LUCIDE into $vendor"

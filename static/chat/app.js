@@ -3,8 +3,9 @@
 // chat/render, the one module that turns model text into DOM.
 
 import { Api, ApiError } from "chat/api";
-import { MessageRenderer, renderMarkdown } from "chat/render";
+import { MessageRenderer, renderMarkdown, setTagRenderer } from "chat/render";
 import { Transport } from "chat/transport";
+import { createRuntime } from "chat/widgets/runtime";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
 const features = config.features;
@@ -462,6 +463,7 @@ const follow = new ResizeObserver(() => {
 
 function showMessages(...nodes) {
   els.messages.replaceChildren(...nodes);
+  runtime?.sweep();
 }
 
 function addMessages(...nodes) {
@@ -788,7 +790,47 @@ const transport = new Transport({
   onTitle: ({ sessionId, title }) => setTitle(sessionId, title),
 });
 
+// --- widgets (issue 22): tags in answers become widgets; window.chatRuntime is their API -------
+
+function suggest(text, { focus, highlight }) {
+  els.prompt.value = text;
+  resizePrompt();
+  if (focus) els.prompt.focus();
+  if (highlight) {
+    els.prompt.classList.remove("prompt-highlight");
+    void els.prompt.offsetWidth; // restart the animation when suggested twice in a row
+    els.prompt.classList.add("prompt-highlight");
+  }
+}
+
+function startWidgets() {
+  try {
+    const created = createRuntime({
+      config,
+      host: {
+        sendMessage: (text) => send(text),
+        suggest,
+        appState: () => ({ chatAppId: config.chatAppId, agentId: config.agentId, userId: config.user?.userId, sessionId: state.sessionId }),
+        inlineHost: () => {
+          const box = el("div", { class: "widget-inline-host" });
+          addMessages(box);
+          return box;
+        },
+      },
+    });
+    setTagRenderer(created.renderTextTag, created.acceptsTag);
+    return created;
+  } catch (error) {
+    // The conversation works without widgets: tags then show as text.
+    console.error("the widget runtime did not start", error);
+    return null;
+  }
+}
+
+let runtime = null;
+
 function start() {
+  runtime = startWidgets();
   if (features.accentColor) document.documentElement.style.setProperty("--accent", features.accentColor);
   transport.warm();
 

@@ -11,7 +11,10 @@
 //
 // Widget tags (CONTRACT §7: `<scope.tag attr="…">body</scope.tag>`) are cut out of the text before
 // Markdown sees it. A complete tag is handed to the tag renderer (`setTagRenderer`): that is where
-// the widget runtime (issue 22) plugs in. Until one is set, a tag shows as inert text.
+// the widget runtime (issue 22) plugs in. Until one is set, a tag shows as inert text. Only the
+// tags the renderer accepts (enabled here, allowed from this source) are cut out; any other one
+// stays in the text, where Markdown shows it escaped. While a tag's opening may still be arriving
+// (`<acme.ch` at the end of the text), that end is held back a frame, so it never flashes as text.
 
 import { Marked } from "marked";
 import DOMPurify from "dompurify";
@@ -39,7 +42,10 @@ export function sanitize(html) {
 
 // --- widget tags ------------------------------------------------------------------------------
 
-const TAG_OPEN = /<([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)((?:\s+[^<>]*?)?)\s*(\/?)>/g;
+// Quoted attribute values may hold ">" and "/".
+const TAG_OPEN = /<([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)((?:\s+(?:[^<>"'/]|\/(?!>)|"[^"]*"|'[^']*')*)?)\s*(\/?)>/g;
+// The end of the text that may be the beginning of a tag's opening.
+const PARTIAL_OPEN = /<(?:([A-Za-z0-9_-]+)(?:\.(?:([A-Za-z0-9_-]+)(\s(?:[^<>"']|"[^"]*(?:"|$)|'[^']*(?:'|$))*)?)?)?)?$/;
 const ATTRIBUTE = /([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
@@ -63,12 +69,13 @@ function insideFence(text, index) {
   return open !== null;
 }
 
-// The first widget tag opening in `text` that is not inside a code block, or null.
-function findTag(text) {
+// The first accepted widget tag opening in `text` that is not inside a code block, or null.
+function findTag(text, source) {
   TAG_OPEN.lastIndex = 0;
   for (let match; (match = TAG_OPEN.exec(text)); ) {
-    if (insideFence(text, match.index)) continue;
     const [opening, scope, tag, attributes, selfClosing] = match;
+    if (!tagAccepts(`${scope}.${tag}`, source)) continue;
+    if (insideFence(text, match.index)) continue;
     return { start: match.index, end: match.index + opening.length, scope, tag, attributes: parseAttributes(attributes), selfClosing: !!selfClosing };
   }
   return null;
@@ -84,18 +91,23 @@ function inertTag({ tagId, body, container }) {
 }
 
 let tagRenderer = inertTag;
+let tagAccepts = () => true;
 
-// Issue 22 plugs in here: `fn({scope, tag, tagId, attributes, body, container})` renders one
-// complete widget tag of an answer into `container` (an empty element in the message's flow).
-export function setTagRenderer(fn) {
+// Issue 22 plugs in here: `fn({scope, tag, tagId, attributes, body, container, source, receivedAt})`
+// renders one complete widget tag of an answer into `container` (an empty element in the
+// message's flow); `accepts(tagId, source)` says which tags are widgets here ("model" or "tool").
+export function setTagRenderer(fn, accepts = null) {
   tagRenderer = fn || inertTag;
+  tagAccepts = accepts || (() => true);
 }
 
 // --- the renderer -----------------------------------------------------------------------------
 
 export class MessageRenderer {
-  constructor(container) {
+  constructor(container, { source = "model" } = {}) {
     this.container = container;
+    this.source = source; // who wrote the text: which tags may become widgets
+    this.arrivals = []; // [end offset in `text`, arrival time] of each piece not yet frozen
     this.text = "";
     this.frozenUpTo = 0; // characters of `text` rendered into frozen blocks
     this.live = document.createElement("div");
@@ -108,6 +120,7 @@ export class MessageRenderer {
   // Streamed text: rendered at the next animation frame, with whatever else arrived by then.
   append(text) {
     this.text += text.replace(/\r/g, "");
+    this.arrivals.push([this.text.length, performance.now()]);
     if (!this.frame) this.frame = requestAnimationFrame(() => this.render(false));
   }
 
@@ -140,7 +153,7 @@ export class MessageRenderer {
   render(final) {
     this.frame = 0;
     let tail = this.text.slice(this.frozenUpTo);
-    for (let tag = findTag(tail); tag; tag = findTag(tail)) {
+    for (let tag = findTag(tail, this.source); tag; tag = findTag(tail, this.source)) {
       this.freezeMarkdown(tail.slice(0, tag.start)); // a tag starts a block: what precedes it is complete
       tail = tail.slice(tag.start);
       const closing = `</${tag.scope}.${tag.tag}>`;
@@ -168,6 +181,8 @@ export class MessageRenderer {
         attributes: tag.attributes,
         body: tag.selfClosing ? "" : tail.slice(bodyStart, closeAt),
         container,
+        source: this.source,
+        receivedAt: this.arrivedBy(this.frozenUpTo + end),
       });
       this.frozenUpTo += end;
       tail = tail.slice(end);
@@ -176,6 +191,10 @@ export class MessageRenderer {
       this.freezeMarkdown(tail);
       this.live.replaceChildren();
     } else {
+      // A tag's opening still arriving waits for the next frame rather than show as text.
+      const partial = PARTIAL_OPEN.exec(tail);
+      const named = partial && partial[3] !== undefined; // the name is complete: is it a widget here?
+      if (partial && (!named || tagAccepts(`${partial[1]}.${partial[2]}`, this.source))) tail = tail.slice(0, partial.index);
       // Every block but the last is complete; the last may still grow (a paragraph, a list, a fence).
       const tokens = markdown.lexer(tail);
       let last = tokens.length - 1;
@@ -190,7 +209,14 @@ export class MessageRenderer {
     this.painted();
   }
 
+  // When the text up to `offset` had arrived (the piece that completed a widget's tag).
+  arrivedBy(offset) {
+    const arrival = this.arrivals.find(([end]) => end >= offset);
+    return arrival ? arrival[1] : performance.now();
+  }
+
   painted() {
+    this.arrivals = this.arrivals.filter(([end]) => end > this.frozenUpTo);
     if (this.onPaint) this.onPaint();
   }
 }

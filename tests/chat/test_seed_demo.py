@@ -28,7 +28,7 @@ def test_demo_data_is_served_by_the_apis_and_reloading_changes_nothing(user_clie
     tools = admin_client.post("/api/chat-admin/tools/search", {"toolIds": agent["toolIds"]}, format="json").json()["tools"]
     assert {tool["executionType"] for tool in tools} == {"function", "inline"}
     tags = user_client.post("/api/chat/tagdef/search", {}, format="json").json()["tagDefinitions"]
-    assert {tag["tag"] for tag in tags} == {"chart", "weather-card"}
+    assert {tag["tag"] for tag in tags} == {"chart", "weather-card", "suggestion", "counter", "tips", "welcome"}
     directives = admin_client.post("/api/chat-admin/semantic-directive/search", {}, format="json").json()["semanticDirectives"]
     assert len(directives) == 3
 

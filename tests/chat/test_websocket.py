@@ -8,8 +8,8 @@ from channels.testing import WebsocketCommunicator
 
 from chatplatform import inflight
 from chatplatform.asgi import application
-from tests.chat_apps.factories import ChatAppFactory
 from tests.conftest import bearer_token
+from tests.factories import ChatAppFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

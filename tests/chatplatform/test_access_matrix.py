@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 
 from chat.models import ChatFile, ChatUser
 from tests.conftest import assert_error, bearer_token
-from tests.converse.factories import ChatSessionFactory
+from tests.factories import ChatSessionFactory
 
 
 class Access(Enum):

@@ -10,7 +10,7 @@ from django.test import Client
 
 from chat.models import ChatUser
 from chatplatform.models import AuditEntry
-from tests.tools.factories import tool_payload
+from tests.factories import tool_payload
 
 pytestmark = pytest.mark.django_db
 

@@ -45,6 +45,11 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         ("CHAT_EMBEDDING_MODEL", "anthropic:embed"),
         ("LOG_LEVEL", "LOUD"),
         ("LOG_FORMAT", "xml"),
+        ("CHAT_WIDGET_SCRIPT_ORIGINS", "https://widgets.example.com, widgets.example.org"),
+        ("CHAT_WIDGET_SCRIPT_ORIGINS", "https://widgets.example.com/scripts/"),
+        ("CHAT_WIDGET_SCRIPT_ORIGINS", "https://widgets.example.com; script-src *"),
+        ("CHAT_WIDGET_RENDERERS_DIR", "/no/such/folder"),
+        ("CHAT_WIDGET_STORE", "ftp"),
     ],
 )
 def test_malformed_variable_stops_start_up_naming_it_in_one_line(variable, value):
@@ -107,3 +112,19 @@ def test_the_deploy_check_sees_the_security_middleware_and_still_checks_what_dep
     assert "security.W008" in output, "the SSL redirect is still checked"
     for missing in ("security.W001", "security.W002", "security.W003"):
         assert missing not in output
+
+
+def test_widget_script_origins_are_read_as_origins():
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", "from django.conf import settings; print(settings.CHAT_WIDGET_SCRIPT_ORIGINS)"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "CHAT_WIDGET_SCRIPT_ORIGINS": " https://widgets.example.com/ ,http://localhost:9000,, https://widgets.example.com",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "['https://widgets.example.com', 'http://localhost:9000']"

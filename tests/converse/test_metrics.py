@@ -10,8 +10,8 @@ from agents.models import AgentDefinition
 from tests.asgi_client import AsgiClient
 from tests.conftest import bearer_token
 from tests.converse.helpers import converse
+from tests.factories import ToolDefinitionFactory
 from tests.peers import Reply, ToolCall
-from tests.tools_exec.factories import ToolFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,7 +36,7 @@ def moved(before: dict, after: dict, name: str, **labels: str) -> float:
 
 
 async def test_a_turn_with_a_tool_call_moves_the_request_turn_model_token_and_tool_metrics(app, async_client_for, openai_server):
-    tool = await sync_to_async(ToolFactory)(tool_id="adder@1")
+    tool = await sync_to_async(ToolDefinitionFactory)(tool_id="adder@1")
     await AgentDefinition.objects.filter(pk="helper").aupdate(tool_ids=[tool.tool_id])
     openai_server.script(
         [

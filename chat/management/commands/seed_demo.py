@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.files.storage import storages
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection, models, transaction
@@ -23,6 +24,7 @@ from agents.models import AgentDefinition
 from agents.services import agent_upsert
 from chat.models import ChatApp, ChatUser, UserType
 from chat.services import chat_app_upsert
+from chatplatform.storage import WIDGET_STORE, encode, object_name, store_write
 from directives.models import SemanticDirective
 from directives.services import directive_upsert
 from knowledge.models import KnowledgeBase
@@ -152,6 +154,28 @@ CHAT_APP = {
     },
 }
 
+# The widget runtime's demo (issue 22): widgets that work offline, written only when missing (an
+# operator's edits survive a re-run). The web components' scripts go into the database-backed
+# widget store, one per encoding the store serves.
+WIDGET_STORE_BUCKET = "demo-widgets"
+WIDGET_SCRIPTS_DIR = Path(__file__).resolve().parents[2] / "demo_widgets"
+# (file in chat/demo_widgets, key in the store, encoding)
+WIDGET_SCRIPTS = [
+    ("counter.js", "counter.js.gz", "gzip"),
+    ("tips.js", "tips.js.b64", "gzip+base64"),
+    ("welcome.js", "welcome.js", "none"),
+    ("weather-card.js", "weather-card.js.gz", "gzip"),
+]
+
+
+def _stored_component(file: str, element: str) -> dict[str, Any]:
+    _, key, encoding = next(script for script in WIDGET_SCRIPTS if script[0] == file)
+    return {
+        "type": "web-component",
+        "webComponent": {"storeBucket": WIDGET_STORE_BUCKET, "storeKey": key, "encoding": encoding, "customElementName": element},
+    }
+
+
 TAG_DEFINITIONS: list[dict[str, Any]] = [
     {
         "scope": "demo",
@@ -163,14 +187,19 @@ TAG_DEFINITIONS: list[dict[str, Any]] = [
         "canBeGeneratedByLlm": True,
         "canBeGeneratedByTool": True,
         "description": "A chart drawn from a JSON series.",
-        "llmInstructionsMd": 'To show numbers as a chart, write `<demo.chart>{"labels": [...], "values": [...]}</demo.chart>`.',
+        "llmInstructionsMd": (
+            "To show numbers as a chart, write the series as JSON inside the tag, for example: "
+            '<demo.chart type="bar" title="Visitors this week">{"labels": ["Mon", "Tue", "Wed", "Thu", "Fri"], '
+            '"series": [{"label": "Visitors", "data": [120, 150, 90, 180, 160]}]}</demo.chart>'
+        ),
     },
     {
         "scope": "demo",
         "tag": "weather-card",
         "usageMode": "chat-app",
         "status": "enabled",
-        "widget": {"type": "web-component", "webComponent": {"url": "https://cdn.example.com/{{stage}}/weather-card.js"}},
+        # Served from the widget store (issue 22), so the demo works offline.
+        "widget": _stored_component("weather-card.js", "demo-weather-card"),
         "renderingContexts": {"inline": {"enabled": True}, "spotlight": {"enabled": True, "displayOrder": 1}},
         "canBeGeneratedByLlm": True,
         "canBeGeneratedByTool": False,
@@ -190,6 +219,58 @@ TAG_DEFINITIONS: list[dict[str, Any]] = [
         "canBeGeneratedByLlm": False,
         "canBeGeneratedByTool": True,
         "description": "Marks a quoted source (disabled in the demo).",
+    },
+]
+
+WIDGET_TAG_DEFINITIONS: list[dict[str, Any]] = [
+    {
+        "scope": "demo",
+        "tag": "suggestion",
+        "usageMode": "global",
+        "status": "enabled",
+        "widget": {"type": "built-in", "builtInType": "prompt"},
+        "renderingContexts": {"inline": True},
+        "canBeGeneratedByLlm": True,
+        "canBeGeneratedByTool": True,
+        "description": "A question the user can send with one click.",
+        "llmInstructionsMd": (
+            "To suggest a question the user could ask next, write it in the tag's text attribute, for example: "
+            '<demo.suggestion text="What time is it in Tokyo?"></demo.suggestion>'
+        ),
+    },
+    {
+        "scope": "demo",
+        "tag": "counter",
+        "usageMode": "global",
+        "status": "enabled",
+        "widget": _stored_component("counter.js", "demo-counter"),
+        "renderingContexts": {"inline": True, "canvas": True, "dialog": True},
+        "canBeGeneratedByLlm": True,
+        "canBeGeneratedByTool": False,
+        "description": "A counter that remembers its number per user (widget data).",
+        "llmInstructionsMd": 'To show the user their counter, write <demo.counter title="Your counter"></demo.counter>',
+    },
+    {
+        "scope": "demo",
+        "tag": "tips",
+        "usageMode": "global",
+        "status": "enabled",
+        "widget": _stored_component("tips.js", "demo-tips"),
+        "renderingContexts": {"spotlight": {"enabled": True, "isDefault": True, "displayOrder": 0, "autoCreateInstance": True}},
+        "canBeGeneratedByLlm": False,
+        "canBeGeneratedByTool": False,
+        "description": "Questions to try, in the spotlight above the message box.",
+    },
+    {
+        "scope": "demo",
+        "tag": "welcome",
+        "usageMode": "global",
+        "status": "enabled",
+        "widget": _stored_component("welcome.js", "demo-welcome"),
+        "renderingContexts": {"hero": {"enabled": True, "autoCreateInstance": True, "sizing": {"maxWidth": "720px", "minHeight": 100}}},
+        "canBeGeneratedByLlm": False,
+        "canBeGeneratedByTool": False,
+        "description": "A welcome banner, the demo's hero.",
     },
 ]
 
@@ -269,6 +350,22 @@ class Command(BaseCommand):
                 self.stderr.write(f"{relative}: not indexed: {document.error}")
         return len(paths)
 
+    def seed_widgets(self) -> int:
+        """The demo's widget scripts and tag definitions, each only when missing (or on --reset); how many tags were written."""
+        added = 0
+        for file, key, encoding in WIDGET_SCRIPTS:
+            if self.reset or not storages[WIDGET_STORE].exists(object_name(WIDGET_STORE_BUCKET, key)):
+                content = encode((WIDGET_SCRIPTS_DIR / file).read_bytes(), encoding)
+                store_write(bucket=WIDGET_STORE_BUCKET, key=key, content=content)
+        for definition in WIDGET_TAG_DEFINITIONS:
+            if not self.wanted(TagDefinition, scope=definition["scope"], tag=definition["tag"]):
+                continue
+            serializer = TagDefinitionSerializer(data=definition)
+            serializer.is_valid(raise_exception=True)
+            tag_upsert(definition=serializer.validated_data, user_id=SEEDED_BY)
+            added += 1
+        return added
+
     def handle(self, *args: Any, **options: Any) -> None:
         if options["migrate"]:
             self.migrate_if_needed()
@@ -307,6 +404,8 @@ class Command(BaseCommand):
                 lookup = {"scope_type": directive["scopeType"], "scope_value": directive["scopeValue"], "directive_id": directive["id"]}
                 if self.wanted(SemanticDirective, **lookup):
                     directive_upsert(data=directive, user_id=SEEDED_BY)
+                directive_upsert(data=directive, user_id=SEEDED_BY)
+            widgets_added = self.seed_widgets()
 
         self.stdout.write(
             f"Demo data: chat app {CHAT_APP['chatAppId']!r}, agent {AGENT['agentId']!r}, {len(TOOLS)} tools, "
@@ -322,4 +421,8 @@ class Command(BaseCommand):
         self.stdout.write(f"Django admin: {url}/admin/  {login}")
         person_login = f"{DEMO_USER} / {DEMO_USER_PASSWORD}" if person_created or self.reset else f"{DEMO_USER} (password unchanged)"
         self.stdout.write(f"Chat page: {url}/  login {person_login}")
+        self.stdout.write(
+            f"Widgets: {len(WIDGET_TAG_DEFINITIONS)} demo widget tag definitions ({widgets_added} written), scripts in the widget store "
+            f"bucket {WIDGET_STORE_BUCKET!r}; they show when the site's tags feature is on (make run turns it on)."
+        )
         self.stdout.write("Bearer token: .venv/bin/python manage.py issue_token demo-user")

@@ -10,6 +10,9 @@ does with nothing installed. Its skills, tried in order on each request:
   description shares a long word with it ("platform", "documentation"): calls it, its required
   text parameters filled with the text after the message's first colon (or the whole message),
   a timezone parameter with the zone of a city the message names;
+- a widget tag whose name the user's message says ("show me a chart" and a `demo.chart` in the
+  system prompt's `<tag-instructions>`): the example markup of that tag's instructions, as a model
+  following them would write it (issue 22: the demo shows widgets with no network);
 - "…a table…": a Markdown table;
 - asked to review a conversation for session insights (CONTRACT §5: JSON inside `<json>`, then a
   Markdown report): a review from what the transcript shows (how many exchanges, failed answers,
@@ -163,6 +166,30 @@ def _call_a_named_tool(request: ModelRequest) -> Answer | None:
     return None
 
 
+_TAG_INSTRUCTIONS = re.compile(r'<tag-instructions type="([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)">\n(.*?)\n</tag-instructions>', re.DOTALL)
+
+
+def _example_of(scope: str, tag: str, instructions: str) -> str | None:
+    """The first complete `<scope.tag …>…</scope.tag>` (or self-closing) markup the instructions show."""
+    name = re.escape(f"{scope}.{tag}")
+    found = re.search(rf"<{name}(?:\s[^<>]*)?(?:/>|>.*?</{name}>)", instructions, re.DOTALL)
+    return found.group(0) if found else None
+
+
+def _show_a_widget(request: ModelRequest) -> Answer | None:
+    if not isinstance(request.messages[-1], HistoryMessage):
+        return None
+    words = set(re.findall(r"\w+", _last_user_text(request).lower()))
+    words |= {word[:-1] for word in words if word.endswith("s")}  # "charts" asks for a chart
+    examples = []
+    for scope, tag, instructions in _TAG_INSTRUCTIONS.findall(request.system_prompt):
+        if _name_words(tag) & words and (example := _example_of(scope, tag, instructions)):
+            examples.append(example)
+    if not examples:
+        return None
+    return Answer("Here you are:\n\n" + "\n\n".join(examples))
+
+
 _PLANETS = (("Mercury", "57.9", "88 days"), ("Venus", "108.2", "225 days"), ("Earth", "149.6", "365 days"))
 
 
@@ -252,7 +279,7 @@ def _last_user_text_raw(request: ModelRequest) -> str:
     return ""
 
 
-SKILLS: list[Skill] = [_review_session, _report_tool_results, _call_a_named_tool, _table]
+SKILLS: list[Skill] = [_review_session, _report_tool_results, _show_a_widget, _call_a_named_tool, _table]
 
 
 def answer(request: ModelRequest) -> Answer:
