@@ -838,6 +838,7 @@ function start() {
     event.preventDefault();
     send(els.prompt.value);
   });
+  updateComposer(); // Send is disabled in the page until this handler is in: a click before would post the form itself
   els.prompt.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();

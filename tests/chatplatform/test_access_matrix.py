@@ -51,6 +51,10 @@ ACCESS: dict[str, Access] = {
     "GET api/chat/files/<str:fileId>": Access.OWNED,
     "GET api/chat/files/<str:fileId>/content": Access.OWNED,
     "POST api/chat/tagdef/search": Access.SIGNED_IN,
+    "GET api/chat/widget-data/<str:scope>/<str:tag>": Access.FOR_USER,
+    "POST api/chat/widget-data/<str:scope>/<str:tag>": Access.FOR_USER,
+    "DELETE api/chat/widget-data/<str:scope>/<str:tag>": Access.FOR_USER,
+    "GET api/chat/webcomponent/<str:scope>/<str:tag>": Access.SIGNED_IN,
     "POST api/chat-admin/users/search": Access.ADMIN,
     "POST api/chat-admin/chat-app": Access.ADMIN,
     "GET api/chat-admin/chat-app/<str:chatAppId>": Access.ADMIN,
@@ -103,6 +107,7 @@ ACCESS: dict[str, Access] = {
     "PUT accounts/login/": Access.PUBLIC,  # Django's form views take PUT as POST
     "GET chat/<str:chat_app_id>/": Access.PAGE,
     "GET chat/<str:chat_app_id>/<str:session_id>": Access.PAGE,
+    "GET widgets/renderers/<str:name>": Access.PUBLIC,  # deployment code, public as static files are
 }
 
 # A valid body where a route validates the body before it checks who acts ({sessionId}: bob's).
@@ -110,6 +115,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "POST api/chat/user/prefs": {"prefs": {}},
     "POST api/chat/feedback": {"feedback": {"sessionId": "{sessionId}", "type": "user_thumbs_up"}},
     "POST api/chat/sessions/<str:sessionId>/title": {"title": "Named by someone"},
+    "POST api/chat/widget-data/<str:scope>/<str:tag>": {"data": {"count": 1}},
 }
 
 _SKIPPED_METHODS = {"OPTIONS", "HEAD", "TRACE"}
@@ -155,7 +161,7 @@ def test_every_route_has_a_row_and_every_row_a_route():
 # --- Requests -----------------------------------------------------------------------------------------
 
 _FIXED = {"version": "1", "chatAppId": "absent", "agentId": "absent", "tool_id": "absent", "knowledgeBaseId": "absent"}
-_FIXED |= {"documentId": "absent", "chat_app_id": "absent"}
+_FIXED |= {"documentId": "absent", "chat_app_id": "absent", "scope": "demo", "tag": "counter", "name": "demo.absent.js"}
 
 
 def _path(route: str, records: dict[str, str]) -> str:
