@@ -184,7 +184,8 @@ def chat_page(request: HttpRequest, chat_app_id: str, session_id: str | None = N
         "chatAppId": app.pk,
         "agentId": app.agent_id,
         "features": shown,
-        "user": {"userId": user.pk, "name": _display_name(user)},
+        # The prefs ride with the page: the spotlight orders its cards without a request first.
+        "user": {"userId": user.pk, "name": _display_name(user), "prefs": user.prefs or {}},
         "sessionId": str(session.pk) if session else None,
         "csrfToken": get_token(request),
         "uploadMaxBytes": settings.CHAT_UPLOAD_MAX_BYTES,

@@ -87,7 +87,8 @@ def test_the_chat_page_carries_what_the_script_needs_and_the_accessible_names(se
     html = response.content.decode()
     assert response.status_code == 200
     assert '<label for="prompt" class="visually-hidden">Ask &lt;support&gt;</label>' in html
-    assert '<button type="submit" class="button button-primary send">Send</button>' in html
+    # Disabled until the script has its handler in (it enables it), so a click before never posts the form itself.
+    assert '<button type="submit" class="button button-primary send" disabled>Send</button>' in html
     assert 'role="log" aria-live="polite"' in html
     assert "Be kind." in html
     config = config_of(response)

@@ -422,7 +422,7 @@ class Command(BaseCommand):
         person_login = f"{DEMO_USER} / {DEMO_USER_PASSWORD}" if person_created or self.reset else f"{DEMO_USER} (password unchanged)"
         self.stdout.write(f"Chat page: {url}/  login {person_login}")
         self.stdout.write(
-            f"Widgets: {len(WIDGET_TAG_DEFINITIONS)} demo widget tag definitions ({widgets_added} written), scripts in the widget store "
+            f"Widgets: {len(WIDGET_TAG_DEFINITIONS)} demo widget tag definitions ({widgets_added} added), scripts in the widget store "
             f"bucket {WIDGET_STORE_BUCKET!r}; they show when the site's tags feature is on (make run turns it on)."
         )
         self.stdout.write("Bearer token: .venv/bin/python manage.py issue_token demo-user")

@@ -390,8 +390,14 @@ export function parseBody(body) {
 // The user's prefs through the Chat API (CONTRACT §5); the shelf keeps pinning and order there.
 function prefsStore(config) {
   const headers = { Accept: "application/json", "Content-Type": "application/json", "X-CSRFToken": config.csrfToken };
+  let inPage = config.user?.prefs; // as the page was served; later reads ask the API
   return {
     async get() {
+      if (inPage) {
+        const prefs = inPage;
+        inPage = null;
+        return prefs;
+      }
       const response = await fetch("/api/chat/user/prefs", { credentials: "same-origin", headers: { Accept: "application/json" } });
       const body = await response.json();
       return body.prefs || {};
