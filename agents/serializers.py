@@ -363,7 +363,7 @@ class AgentUpsertRequestSerializer(serializers.Serializer):
 
 
 class AgentSearchRequestSerializer(serializers.Serializer):
-    agentIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    agentIds = serializers.ListField(child=StrictCharField(), required=False, allow_null=True)
     userId = StrictCharField(required=False, allow_blank=True)
 
 

@@ -32,6 +32,7 @@ from chat.models import (
     TurnSource,
     UserType,
 )
+from chatplatform.api.fields import StrictBooleanField
 from chatplatform.api.schema import documented
 
 
@@ -95,7 +96,7 @@ def _check_prefs(value: Any) -> None:
 class PrefsUpdateSerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
     prefs = serializers.JSONField(validators=[_check_prefs])
-    partial = serializers.BooleanField(required=False, default=False)
+    partial = StrictBooleanField(required=False, default=False)
 
 
 class UserSearchSerializer(serializers.Serializer):
@@ -248,7 +249,7 @@ class ChatAppUpsertRequestSerializer(serializers.Serializer):
 
 
 class ChatAppSearchRequestSerializer(serializers.Serializer):
-    chatAppIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    chatAppIds = serializers.ListField(child=StrictCharField(), required=False, allow_null=True)
     userId = StrictCharField(required=False, allow_blank=True)
 
 

@@ -200,7 +200,10 @@ class SessionViewSet(ApiViewSet):
         params = request.query_params
         user_id = acting_user_id(request, params.get("userId"))
         limit = page_size(params.get("limit"), field="limit", default=SESSIONS_PAGE, maximum=MAX_PAGE_SIZE)
-        sessions = selectors.sessions_for_user(user_id=user_id, chat_app_id=params.get("chatAppId") or None, limit=limit)
+        chat_app_id = params.get("chatAppId") or None
+        if chat_app_id and "\x00" in chat_app_id:  # as SessionsQuerySerializer's StrictCharField
+            raise InvalidRequest("Null characters are not allowed.", field="chatAppId")
+        sessions = selectors.sessions_for_user(user_id=user_id, chat_app_id=chat_app_id, limit=limit)
         wire = ChatSessionSerializer()
         return ok_encoded(orjson.dumps({"success": True, "sessions": [wire.to_representation(session) for session in sessions]}))
 

@@ -41,10 +41,29 @@ def check_object(value: Any) -> None:
         raise serializers.ValidationError("must be an object")
 
 
+@documented({"type": "integer", "minimum": 1, "maximum": TOP_K_MAX})
 def check_top_k(value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= TOP_K_MAX:
         raise serializers.ValidationError(f"must be a whole number from 1 to {TOP_K_MAX}")
     return value
+
+
+def _retrieval_schema() -> dict[str, Any]:
+    # Semantic and hybrid modes are offered only where an embedding model is set (as `_retrieval` checks).
+    modes = list(Mode.values) if settings.CHAT_EMBEDDING_MODEL else [Mode.LEXICAL.value]
+    return {
+        "type": "object",
+        "properties": {
+            "strategy": {"type": "string", "enum": list(Strategy.values)},
+            "topK": {"type": "integer", "minimum": 1, "maximum": TOP_K_MAX},
+            "mode": {"type": "string", "enum": modes, "nullable": True},
+        },
+        "additionalProperties": False,
+    }
+
+
+def _checked_in_to_internal_value(value: Any) -> None:
+    """Carries `retrieval`'s schema: `_retrieval` checks the value where it maps it to model fields."""
 
 
 def _retrieval(value: Any) -> dict[str, Any]:
@@ -87,7 +106,11 @@ class KnowledgeBaseWriteSerializer(serializers.Serializer):
         choices=Source.values, required=False, error_messages={"invalid_choice": f"must be {_choices(Source)}"}
     )
     externalId = StrictCharField(source="external_id", max_length=200, required=False, allow_null=True)
-    retrieval = serializers.JSONField(required=False, help_text="{strategy: tool|always, topK: 1-20, mode: lexical|semantic|hybrid}")
+    retrieval = serializers.JSONField(
+        required=False,
+        validators=[documented(_retrieval_schema())(_checked_in_to_internal_value)],
+        help_text="{strategy: tool|always, topK: 1-20, mode: lexical|semantic|hybrid}",
+    )
     accessRules = serializers.JSONField(source="access_rules", required=False, allow_null=True, validators=[check_access_rules])
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
@@ -182,6 +205,8 @@ class DocumentSerializer(serializers.ModelSerializer):
         fields = ["documentId", "title", "sourceUrl", "mimeType", "size", "status", "chunkCount", "error", "createDate"]
         read_only_fields = fields
 
+    OPTIONAL_IN_RESPONSES = ("error",)
+
     def to_representation(self, document: Document) -> dict[str, Any]:
         wire = super().to_representation(document)
         if not wire["error"]:
@@ -200,11 +225,13 @@ class KnowledgeBaseUpsertRequestSerializer(serializers.Serializer):
 
 
 class KnowledgeBaseSearchRequestSerializer(serializers.Serializer):
-    knowledgeBaseIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, max_length=1000)
+    knowledgeBaseIds = serializers.ListField(child=StrictCharField(), required=False, allow_null=True, max_length=1000)
     userId = StrictCharField(required=False, allow_blank=True)
 
 
 class DocumentJsonSerializer(serializers.Serializer):
+    REFUSES_UNKNOWN_FIELDS = True
+
     title = StrictCharField(max_length=500)
     text = StrictCharField(trim_whitespace=False)
     sourceUrl = StrictCharField(max_length=2000, required=False, allow_null=True)

@@ -24,7 +24,7 @@ class ToolUpsertSerializer(serializers.Serializer):
 
 class ToolSearchSerializer(serializers.Serializer):
     toolIds = serializers.ListField(
-        child=serializers.CharField(max_length=200),
+        child=StrictCharField(max_length=200),
         required=False,
         allow_null=True,
         max_length=MAX_SEARCH_IDS,

@@ -24,6 +24,8 @@ def documented(schema: dict[str, Any]) -> Any:
 
 
 _STRING_FIELDS = {"CharField", "StrictCharField"}
+NO_NUL = "^[^\\x00]*$"
+_BLANK = {"type": "string", "maxLength": 0}
 
 
 class AutoSchema(SpectacularAutoSchema):
@@ -35,7 +37,7 @@ class AutoSchema(SpectacularAutoSchema):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if direction == "request" and type(field).__name__ in _STRING_FIELDS and schema.get("type") == "string" and "pattern" not in schema:
             # DRF's CharField refuses NUL characters (ProhibitNullCharactersValidator).
-            schema = {**schema, "pattern": "^[^\\x00]*$"}
+            schema = {**schema, "pattern": NO_NUL}
         if isinstance(field, serializers.JSONField) and not set(schema) - {"description", "readOnly", "writeOnly", "nullable"}:
             given = next((v.openapi_schema for v in field.validators if hasattr(v, "openapi_schema")), ANY_JSON)
             schema = {**given, **schema}
@@ -43,13 +45,26 @@ class AutoSchema(SpectacularAutoSchema):
                 schema["nullable"] = True
         return schema
 
+    def _insert_field_validators(self, field: Any, schema: dict[str, Any]) -> None:
+        """drf-spectacular gives a blank-allowed string with a pattern `oneOf: [pattern, blank]`;
+        with the NUL pattern alone "" matches both branches, which oneOf refuses: one schema then."""
+        super()._insert_field_validators(field, schema)
+        branches = schema.get("oneOf")
+        nul_only = bool(branches) and branches[0].get("pattern") == NO_NUL and not {"minLength", "format"} & set(branches[0])
+        if nul_only and len(branches) == 2 and branches[1] == _BLANK:
+            del schema["oneOf"]
+            schema.update(branches[0])
+
     def _is_list_view(self, serializer: Any = None) -> bool:
         """Never: every answer of this API is the envelope object, a list answer included."""
         return False
 
     def _map_basic_serializer(self, serializer: Any, direction: str) -> Any:
-        """Fields a serializer leaves out of an answer when unset (`OPTIONAL_IN_RESPONSES`) are not required there."""
+        """Fields a serializer leaves out of an answer when unset (`OPTIONAL_IN_RESPONSES`) are not
+        required there; a request serializer that refuses unknown fields (`REFUSES_UNKNOWN_FIELDS`) is closed."""
         schema = super()._map_basic_serializer(serializer, direction)
+        if direction == "request" and getattr(serializer, "REFUSES_UNKNOWN_FIELDS", False):
+            schema["additionalProperties"] = False
         optional = set(getattr(serializer, "OPTIONAL_IN_RESPONSES", ()))
         if optional and "required" in schema:
             schema["required"] = [name for name in schema["required"] if name not in optional]
