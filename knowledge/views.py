@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -134,7 +134,13 @@ class DocumentAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="knowledge_base_document_add",
         parameters=[_ID],
-        request={"application/json": DocumentUploadRequestSerializer, "multipart/form-data": DocumentFormSerializer},
+        request={
+            "application/json": DocumentUploadRequestSerializer,
+            # The part's type decides how the file is read (ingest.mime_type_of).
+            "multipart/form-data": OpenApiRequest(
+                DocumentFormSerializer, encoding={"file": {"contentType": ", ".join(ingest.ACCEPTED_TYPES)}}
+            ),
+        },
         responses=_DocumentResponse,
         description=f"Accepted types: {', '.join(ingest.ACCEPTED_TYPES)}. A document with the sourceUrl (or title) of an "
         "earlier one replaces it once indexed. Over CHAT_KB_MAX_DOCUMENT_BYTES: 413.",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from rest_framework import serializers
 
@@ -25,6 +27,7 @@ def documented(schema: dict[str, Any]) -> Any:
 
 _STRING_FIELDS = {"CharField", "StrictCharField"}
 NO_NUL = "^[^\\x00]*$"
+NOT_BLANK = "^[^\\x00]*[^\\x00\\s][^\\x00]*$"
 _BLANK = {"type": "string", "maxLength": 0}
 
 
@@ -35,9 +38,11 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> Any:
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
-        if direction == "request" and type(field).__name__ in _STRING_FIELDS and schema.get("type") == "string" and "pattern" not in schema:
-            # DRF's CharField refuses NUL characters (ProhibitNullCharactersValidator).
-            schema = {**schema, "pattern": NO_NUL}
+        patterned = "pattern" in schema or any(isinstance(v, RegexValidator) for v in field.validators)
+        if direction == "request" and type(field).__name__ in _STRING_FIELDS and schema.get("type") == "string" and not patterned:
+            # DRF's CharField refuses NUL characters (ProhibitNullCharactersValidator); a RegexValidator's own pattern says more.
+            # Trimmed and not allowed blank, it refuses whitespace alone too.
+            schema = {**schema, "pattern": NOT_BLANK if field.trim_whitespace and not field.allow_blank else NO_NUL}
         if isinstance(field, serializers.JSONField) and not set(schema) - {"description", "readOnly", "writeOnly", "nullable"}:
             given = next((v.openapi_schema for v in field.validators if hasattr(v, "openapi_schema")), ANY_JSON)
             schema = {**given, **schema}
@@ -61,10 +66,13 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _map_basic_serializer(self, serializer: Any, direction: str) -> Any:
         """Fields a serializer leaves out of an answer when unset (`OPTIONAL_IN_RESPONSES`) are not
-        required there; a request serializer that refuses unknown fields (`REFUSES_UNKNOWN_FIELDS`) is closed."""
+        required there; a request serializer that refuses unknown fields (`REFUSES_UNKNOWN_FIELDS`) is closed,
+        and the rules its `validate` adds over several fields are stated by `REQUEST_SCHEMA_RULES`."""
         schema = super()._map_basic_serializer(serializer, direction)
         if direction == "request" and getattr(serializer, "REFUSES_UNKNOWN_FIELDS", False):
             schema["additionalProperties"] = False
+        if direction == "request":
+            schema.update(copy.deepcopy(getattr(serializer, "REQUEST_SCHEMA_RULES", {})))  # drf-spectacular's hooks edit in place
         optional = set(getattr(serializer, "OPTIONAL_IN_RESPONSES", ()))
         if optional and "required" in schema:
             schema["required"] = [name for name in schema["required"] if name not in optional]
@@ -101,6 +109,7 @@ ERROR_ENVELOPE = {
                 "METHOD_NOT_ALLOWED",
                 "NOT_ACCEPTABLE",
                 "PAYLOAD_TOO_LARGE",
+                "CONFLICT",
                 "UNSUPPORTED_MEDIA_TYPE",
                 "RATE_LIMIT_EXCEEDED",
                 "INTERNAL_ERROR",
@@ -125,6 +134,7 @@ _ERRORS = {
     "403": "Insufficient permissions (code INSUFFICIENT_PERMISSIONS).",
     "404": "The resource does not exist.",
     "405": "The path exists, the method does not (code METHOD_NOT_ALLOWED).",
+    "409": "The current state refuses a well-formed request, e.g. deleting a record still in use (code CONFLICT).",
     "413": "The body is larger than the server accepts (code PAYLOAD_TOO_LARGE).",
     "415": "The body is not of a media type the endpoint takes (code UNSUPPORTED_MEDIA_TYPE).",
     "429": "Rate limit exceeded (code RATE_LIMIT_EXCEEDED); see `Retry-After`.",
