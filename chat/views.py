@@ -57,6 +57,7 @@ from chat.serializers import (
 from chat.turn.titles import generate_title
 from chatplatform import llm
 from chatplatform.api.errors import ApiError, Code, InvalidRequest
+from chatplatform.api.fields import StrictCharField
 from chatplatform.api.pagination import MAX_PAGE_SIZE, page_size
 from chatplatform.api.permissions import acting_user_id
 from chatplatform.api.views import AdminApiViewSet, ApiView, ApiViewSet, ok, ok_encoded
@@ -125,7 +126,7 @@ class ChatAppAdminViewSet(AdminApiViewSet):
         operation_id="chat_app_upsert",
         # Documented with the chat app's fields; the service validates them (with the stored app at hand).
         request=inline_serializer(
-            "ChatAppUpsertRequest", {"chatApp": ChatAppWriteSerializer(), "userId": serializers.CharField(required=False)}
+            "ChatAppUpsertRequest", {"chatApp": ChatAppWriteSerializer(), "userId": StrictCharField(required=False, allow_blank=True)}
         ),
         responses=_ChatAppResponse,
     )

@@ -22,6 +22,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chatplatform.api.fields import STRING_MESSAGES, StrictBooleanField, StrictCharField
+from chatplatform.api.schema import one_of_values
 from directives.models import DIRECTIVE_ID_MAX_LENGTH, GROUP_ID_MAX_LENGTH, SCOPE_PART_MAX_LENGTH, ScopeType, SemanticDirective
 from directives.scopes import SIMPLE_TYPES, Scope, ScopeError, build_scope, parse_scope
 
@@ -96,7 +97,8 @@ def scope_from(attrs: dict[str, Any]) -> Scope:
 # The schema of `scope_from`'s rule: `scope` alone, or `scopeType` + `scopeValue` (a body naming
 # all three, agreeing, is accepted too; the schema leaves that out).
 _PART = f"[^#\\s][^#]{{0,{SCOPE_PART_MAX_LENGTH - 1}}}"
-_PART_VALUE = {"anyOf": [{"type": "string", "pattern": f"^{_PART}$"}, {"type": "number"}]}
+# A number is written out in full (1e300 as 301 digits): bounded so that it fits a part.
+_PART_VALUE = {"anyOf": [{"type": "string", "pattern": f"^{_PART}$"}, {"type": "number", "minimum": -1e198, "maximum": 1e198}]}
 _ABSENT = {"nullable": True, "enum": [None]}
 SCOPE_RULES = {
     "anyOf": [
@@ -111,7 +113,7 @@ SCOPE_RULES = {
         {
             "properties": {
                 "scope": {"type": "string", "maxLength": 0, "nullable": True},
-                "scopeType": {"type": "string", "enum": [str(kind) for kind in SIMPLE_TYPES]},
+                "scopeType": one_of_values(*(str(kind) for kind in SIMPLE_TYPES)),
                 "scopeValue": _PART_VALUE,
             },
             "required": ["scopeType", "scopeValue"],
@@ -119,7 +121,7 @@ SCOPE_RULES = {
         {
             "properties": {
                 "scope": {"type": "string", "maxLength": 0, "nullable": True},
-                "scopeType": {"type": "string", "enum": [ScopeType.AGENT_ENTITY.value]},
+                "scopeType": one_of_values(ScopeType.AGENT_ENTITY.value),
                 "scopeValue": {
                     "type": "object",
                     "properties": {"agent": _PART_VALUE, "entity": _PART_VALUE},

@@ -8,10 +8,11 @@ import re
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from chatplatform.api.fields import StrictCharField, check_access_rules
-from chatplatform.api.schema import documented
+from chatplatform.api.schema import documented, one_of_values
 from knowledge.models import Document, KnowledgeBase, Mode, Source, Strategy
 from knowledge.search import default_mode, effective_mode
 
@@ -30,9 +31,7 @@ def _choices(values: type[Any]) -> str:
     return " or ".join(value for value in values.values)
 
 
-def check_knowledge_base_id(value: str) -> None:
-    if not KNOWLEDGE_BASE_ID_PATTERN.match(value):
-        raise serializers.ValidationError(KNOWLEDGE_BASE_ID_RULE)
+check_knowledge_base_id = RegexValidator(KNOWLEDGE_BASE_ID_PATTERN, KNOWLEDGE_BASE_ID_RULE)
 
 
 @documented({"type": "object"})
@@ -98,6 +97,23 @@ def _retrieval(value: Any) -> dict[str, Any]:
 class KnowledgeBaseWriteSerializer(serializers.Serializer):
     """A create (knowledgeBaseId, name, description required) or, bound to the stored base with
     `partial=True`, an update of the fields given; the result is checked as a whole."""
+
+    REFUSES_UNKNOWN_FIELDS = True  # but for the server-managed fields, ignored
+    # `validate`'s rule: externalId (the provider's id) with source bedrock, and only then.
+    REQUEST_SCHEMA_RULES = {
+        "anyOf": [
+            {
+                "properties": {"source": one_of_values(Source.BEDROCK.value), "externalId": {"type": "string", "minLength": 1}},
+                "required": ["source", "externalId"],
+            },
+            {
+                "properties": {
+                    "source": one_of_values(Source.LOCAL.value),
+                    "externalId": {"type": "string", "maxLength": 0, "nullable": True},
+                },
+            },
+        ]
+    }
 
     knowledgeBaseId = StrictCharField(source="knowledge_base_id", max_length=57, validators=[check_knowledge_base_id])
     name = StrictCharField(max_length=200)

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from chatplatform.api.bodies import JSONParser
 from chatplatform.api.errors import ApiError, Code
+from chatplatform.api.fields import StrictCharField
 from chatplatform.api.views import AdminApiViewSet, ok
 from knowledge import ingest, selectors, services
 from knowledge.serializers import (
@@ -24,6 +25,7 @@ from knowledge.serializers import (
     QueryRequestSerializer,
 )
 
+_USER_ID = StrictCharField(required=False, allow_blank=True)  # as the request serializer's userId
 _ID = OpenApiParameter("knowledgeBaseId", str, OpenApiParameter.PATH)
 _Success = inline_serializer("KnowledgeBaseDeleteResponse", {"success": serializers.BooleanField()})
 _KnowledgeBaseResponse = inline_serializer(
@@ -61,7 +63,8 @@ class KnowledgeBaseAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="knowledge_base_upsert",
         request=inline_serializer(
-            "KnowledgeBaseUpsertRequest", {"knowledgeBase": KnowledgeBaseWriteSerializer(), "userId": serializers.CharField(required=False)}
+            "KnowledgeBaseUpsertRequest",
+            {"knowledgeBase": KnowledgeBaseWriteSerializer(), "userId": _USER_ID},
         ),
         responses=_KnowledgeBaseResponse,
         description="Create the knowledge base when knowledgeBaseId is new, else change the fields given.",

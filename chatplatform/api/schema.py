@@ -25,6 +25,12 @@ def documented(schema: dict[str, Any]) -> Any:
     return attach
 
 
+def one_of_values(*values: Any) -> dict[str, Any]:
+    """`enum` for a rule over several fields (REQUEST_SCHEMA_RULES), inside `allOf`: drf-spectacular's
+    enum hook names choice sets by field and component, and would merge it with the field's own."""
+    return {"allOf": [{"enum": list(values)}]}
+
+
 _STRING_FIELDS = {"CharField", "StrictCharField"}
 NO_NUL = "^[^\\x00]*$"
 NOT_BLANK = "^[^\\x00]*[^\\x00\\s][^\\x00]*$"
