@@ -172,7 +172,7 @@ FEATURES_SCHEMA: dict[str, Any] = {
                 {"properties": {"attributeName": {"type": "string", "minLength": 1}}, "required": ["attributeName"]},
             ],
         },
-        "verifyResponse": _switch(autoRepromptThreshold={"type": "string", "enum": list(REPROMPT_THRESHOLDS), "nullable": True}),
+        "verifyResponse": _switch(autoRepromptThreshold={"type": "string", "enum": [*REPROMPT_THRESHOLDS, None], "nullable": True}),
         "traces": _switch(),
         "sessionInsights": _switch(),
         "logout": _switch(),

@@ -176,7 +176,7 @@ class ChatAppWriteSerializer(serializers.Serializer):
     title = StrictCharField(max_length=200, validators=[check_not_blank])
     description = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
     agentId = StrictCharField(source="agent_id", max_length=128, validators=[_check_agent_exists])
-    enabled = serializers.BooleanField(required=False, error_messages={"invalid": "must be a boolean"})
+    enabled = StrictBooleanField(required=False, error_messages={"invalid": "must be a boolean"})
     userTypes = serializers.JSONField(source="user_types", required=False, validators=[_check_user_types])
     userRoles = serializers.JSONField(source="user_roles", required=False, validators=[_check_user_roles])
     applyRulesAs = serializers.ChoiceField(
@@ -184,7 +184,7 @@ class ChatAppWriteSerializer(serializers.Serializer):
     )
     modesSupported = serializers.JSONField(source="modes_supported", required=False, validators=[_check_modes])
     features = serializers.JSONField(required=False, validators=[_check_features])
-    dontCacheThis = serializers.BooleanField(source="dont_cache_this", required=False, error_messages={"invalid": "must be a boolean"})
+    dontCacheThis = StrictBooleanField(source="dont_cache_this", required=False, error_messages={"invalid": "must be a boolean"})
     testType = serializers.ChoiceField(
         source="test_type", choices=TestType.choices, required=False, allow_null=True, error_messages={"invalid_choice": "must be mock"}
     )

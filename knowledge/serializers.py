@@ -55,7 +55,7 @@ def _retrieval_schema() -> dict[str, Any]:
         "properties": {
             "strategy": {"type": "string", "enum": list(Strategy.values)},
             "topK": {"type": "integer", "minimum": 1, "maximum": TOP_K_MAX},
-            "mode": {"type": "string", "enum": modes, "nullable": True},
+            "mode": {"type": "string", "enum": [*modes, None], "nullable": True},  # null: the default mode
         },
         "additionalProperties": False,
     }

@@ -44,6 +44,10 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> Any:
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if direction == "request" and type(field).__name__ in _STRING_FIELDS and schema.get("type") == "string":
+            # A string validator's own schema (`@documented({"pattern": ...})`) says what it checks.
+            for validator in field.validators:
+                schema = {**schema, **getattr(validator, "openapi_schema", {})}
         patterned = "pattern" in schema or any(isinstance(v, RegexValidator) for v in field.validators)
         if direction == "request" and type(field).__name__ in _STRING_FIELDS and schema.get("type") == "string" and not patterned:
             # DRF's CharField refuses NUL characters (ProhibitNullCharactersValidator); a RegexValidator's own pattern says more.
