@@ -16,9 +16,9 @@ from rest_framework import serializers
 
 from agents.models import AgentDefinition, AgentVersion, TestType
 from agents.selectors import collaborator_chain_problem
-from chatplatform.api.fields import StrictCharField, check_access_rules, error_at
+from chatplatform.api.fields import StrictBooleanField, StrictCharField, check_access_rules, error_at
 from chatplatform.api.schema import documented
-from chatplatform.model_names import model_name_error
+from chatplatform.model_names import MODEL_NAME_PATTERN, model_name_error
 from knowledge import selectors as knowledge_selectors
 from tools.models import LifecycleStatus, ToolDefinition
 from tools.selectors import function_names, tools_by_ids
@@ -59,6 +59,7 @@ def _object(value: Any, path: tuple[str | int, ...], allowed: frozenset[str] | N
     return value
 
 
+@documented({"pattern": MODEL_NAME_PATTERN})
 def check_model_name(value: str) -> str:
     """`offline`, or `<provider>:<model>` with a provider chatplatform.llm can reach (CONTRACT §7)."""
     error = model_name_error(value)
@@ -126,6 +127,7 @@ def check_custom(value: Any) -> dict[str, Any]:
     return value
 
 
+@documented({"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": True})
 def check_tool_ids(value: Any) -> list[str]:
     _string_list(value)
     twice = sorted(tool_id for tool_id, count in Counter(value).items() if count > 1)
@@ -154,6 +156,7 @@ def check_object(value: Any) -> None:
         raise serializers.ValidationError("must be an object")
 
 
+@documented({"pattern": AGENT_ID_PATTERN.pattern})
 def check_agent_id(value: str) -> None:
     if not AGENT_ID_PATTERN.match(value):
         raise serializers.ValidationError(AGENT_ID_RULE)
@@ -181,6 +184,8 @@ class AgentWriteSerializer(serializers.Serializer):
     """AgentDefinitionForCreate | AgentDefinitionForUpdate. Bind `instance` (the stored agent) and
     `partial=True` for an update: only the given fields change, but the whole result is checked."""
 
+    REFUSES_UNKNOWN_FIELDS = True  # but for the server-managed fields, ignored
+
     agentId = StrictCharField(source="agent_id", max_length=128, validators=[check_agent_id])
     # SPEC.md advises under 4000 characters but sets no limit, so only emptiness is refused.
     basePrompt = StrictCharField(source="base_prompt", trim_whitespace=False, validators=[check_not_blank])
@@ -202,7 +207,7 @@ class AgentWriteSerializer(serializers.Serializer):
     knowledgeBases = serializers.JSONField(source="knowledge_bases", required=False, allow_null=True, validators=[check_knowledge_bases])
     custom = serializers.JSONField(required=False, allow_null=True, validators=[check_custom])
     runtimeAdapter = StrictCharField(source="runtime_adapter", max_length=500, required=False, allow_null=True)
-    dontCacheThis = serializers.BooleanField(source="dont_cache_this", required=False, error_messages={"invalid": "must be a boolean"})
+    dontCacheThis = StrictBooleanField(source="dont_cache_this", required=False, error_messages={"invalid": "must be a boolean"})
     testType = serializers.ChoiceField(
         source="test_type", choices=TestType.choices, required=False, allow_null=True, error_messages={"invalid_choice": "must be mock"}
     )
@@ -363,7 +368,7 @@ class AgentUpsertRequestSerializer(serializers.Serializer):
 
 
 class AgentSearchRequestSerializer(serializers.Serializer):
-    agentIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    agentIds = serializers.ListField(child=StrictCharField(), required=False, allow_null=True)
     userId = StrictCharField(required=False, allow_blank=True)
 
 

@@ -17,7 +17,10 @@ from agents.serializers import (
     AgentVersionSerializer,
     AgentWriteSerializer,
 )
+from chatplatform.api.fields import StrictCharField
 from chatplatform.api.views import AdminApiViewSet, ok
+
+_USER_ID = StrictCharField(required=False, allow_blank=True)  # as the request serializer's userId
 
 _AGENT_ID = OpenApiParameter("agentId", str, OpenApiParameter.PATH)
 _AgentResponse = inline_serializer("AgentResponse", {"success": serializers.BooleanField(), "agent": AgentSerializer()})
@@ -35,7 +38,7 @@ class AgentAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="agent_upsert",
         # Documented with the agent's fields; the service validates them (with the stored agent at hand).
-        request=inline_serializer("AgentUpsertRequest", {"agent": AgentWriteSerializer(), "userId": serializers.CharField(required=False)}),
+        request=inline_serializer("AgentUpsertRequest", {"agent": AgentWriteSerializer(), "userId": _USER_ID}),
         responses=_AgentResponse,
     )
     def upsert(self, request: Request) -> Response:

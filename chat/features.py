@@ -138,6 +138,62 @@ def _check_text(value: Any, name: str) -> None:
             raise InvalidFeatures(f"{name}.{key}", "must be a string")
 
 
+def _switch(**properties: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": {"enabled": {"type": "boolean"}, **properties}, "required": ["enabled"]}
+
+
+_OPTIONAL_STRING = {"type": "string", "nullable": True}
+_TAG_REFS = {
+    "type": "array",
+    "nullable": True,
+    "items": {
+        "type": "object",
+        "properties": {"tag": {"type": "string", "minLength": 1}, "scope": {"type": "string", "minLength": 1}},
+        "required": ["tag", "scope"],
+    },
+}
+_TEXT = {
+    "anyOf": [
+        {"type": "string"},
+        {"type": "object", "properties": {"enabled": {"type": "boolean"}}, "additionalProperties": {"type": "string", "nullable": True}},
+    ]
+}
+# The OpenAPI schema of what validate_features accepts, rule for rule.
+FEATURES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tags": _switch(**dict.fromkeys(TAG_LISTS, _TAG_REFS)),
+        "instructionAugmentation": _switch(),
+        "entity": {
+            **_switch(attributeName=_OPTIONAL_STRING, displayNameSingular=_OPTIONAL_STRING),
+            # attributeName is required when the feature is enabled
+            "anyOf": [
+                {"properties": {"enabled": {"enum": [False]}}},
+                {"properties": {"attributeName": {"type": "string", "minLength": 1}}, "required": ["attributeName"]},
+            ],
+        },
+        "verifyResponse": _switch(autoRepromptThreshold={"type": "string", "enum": [*REPROMPT_THRESHOLDS, None], "nullable": True}),
+        "traces": _switch(),
+        "sessionInsights": _switch(),
+        "logout": _switch(),
+        "fileUpload": _switch(
+            mimeTypesAllowed={"type": "array", "nullable": True, "items": {"type": "string", "pattern": _MIME_PATTERN.pattern}}
+        ),
+        "suggestions": _switch(
+            suggestions={"type": "array", "nullable": True, "items": {"type": "string", "pattern": "\\S"}},
+            randomize={"type": "boolean", "nullable": True},
+            maxToShow={"type": "integer", "minimum": 1, "nullable": True},
+        ),
+        "uiCustomization": _switch(
+            title=_OPTIONAL_STRING, accentColor={"type": "string", "pattern": _HEX_COLOUR.pattern, "nullable": True}
+        ),
+        "chatDisclaimerNotice": _TEXT,
+        "promptInputFieldLabel": _TEXT,
+    },
+    "additionalProperties": False,
+}
+
+
 def validate_features(value: Any) -> dict[str, Any]:
     """The features object as given, when every known feature has a valid shape.
 

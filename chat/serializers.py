@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from drf_spectacular.utils import inline_serializer
+from django.core.validators import RegexValidator
+from drf_spectacular.utils import PolymorphicProxySerializer, inline_serializer
 from rest_framework import serializers
 
 from agents.models import AgentDefinition, TestType
 from agents.serializers import StrictCharField, check_not_blank, check_object, error_at
-from chat.features import KNOWN_FEATURES, InvalidFeatures, validate_features
+from chat.features import FEATURES_SCHEMA, InvalidFeatures, validate_features
 from chat.models import (
     ApplyRulesAs,
     ChatApp,
@@ -32,6 +33,7 @@ from chat.models import (
     TurnSource,
     UserType,
 )
+from chatplatform.api.fields import StrictBooleanField
 from chatplatform.api.schema import documented
 
 
@@ -88,6 +90,7 @@ class UserIdQuerySerializer(serializers.Serializer):
 
 @documented({"type": "object"})
 def _check_prefs(value: Any) -> None:
+    """A JSON object: user prefs, a widget's data."""
     if not isinstance(value, dict):
         raise serializers.ValidationError("must be a JSON object")
 
@@ -95,7 +98,7 @@ def _check_prefs(value: Any) -> None:
 class PrefsUpdateSerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
     prefs = serializers.JSONField(validators=[_check_prefs])
-    partial = serializers.BooleanField(required=False, default=False)
+    partial = StrictBooleanField(required=False, default=False)
 
 
 class UserSearchSerializer(serializers.Serializer):
@@ -126,9 +129,12 @@ def _check_chat_app_id(value: str) -> None:
         raise serializers.ValidationError("must be 1 to 128 letters, digits, hyphens or underscores")
 
 
+AGENT_NOT_FOUND = "agent_not_found"
+
+
 def _check_agent_exists(value: str) -> None:
     if not AgentDefinition.objects.filter(agent_id=value).exists():
-        raise serializers.ValidationError(f"agent {value} does not exist")
+        raise serializers.ValidationError(f"agent {value} does not exist", code=AGENT_NOT_FOUND)
 
 
 @documented({"type": "array", "items": {"type": "string", "enum": UserType.values}, "uniqueItems": True})
@@ -151,16 +157,7 @@ def _check_modes(value: Any) -> None:
 TEXT_FEATURES = ("promptInputFieldLabel", "chatDisclaimerNotice")
 
 
-@documented(
-    {
-        "type": "object",
-        "properties": {
-            name: {"anyOf": [{"type": "string"}, {"type": "object"}]} if name in TEXT_FEATURES else {"type": "object"}
-            for name in KNOWN_FEATURES
-        },
-        "additionalProperties": False,
-    }
-)
+@documented(FEATURES_SCHEMA)
 def _check_features(value: Any) -> None:
     """The one feature-shape check (chat.features), in this API's error form."""
     try:
@@ -173,11 +170,13 @@ class ChatAppWriteSerializer(serializers.Serializer):
     """ChatAppForCreate | ChatAppForUpdate. Bind `instance` and `partial=True` for an update:
     only the given fields change. The one place the chat app rules live (API and Django admin)."""
 
+    REFUSES_UNKNOWN_FIELDS = True  # but for the server-managed fields, ignored
+
     chatAppId = StrictCharField(source="chat_app_id", max_length=128, validators=[_check_chat_app_id])
     title = StrictCharField(max_length=200, validators=[check_not_blank])
     description = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
     agentId = StrictCharField(source="agent_id", max_length=128, validators=[_check_agent_exists])
-    enabled = serializers.BooleanField(required=False, error_messages={"invalid": "must be a boolean"})
+    enabled = StrictBooleanField(required=False, error_messages={"invalid": "must be a boolean"})
     userTypes = serializers.JSONField(source="user_types", required=False, validators=[_check_user_types])
     userRoles = serializers.JSONField(source="user_roles", required=False, validators=[_check_user_roles])
     applyRulesAs = serializers.ChoiceField(
@@ -185,7 +184,7 @@ class ChatAppWriteSerializer(serializers.Serializer):
     )
     modesSupported = serializers.JSONField(source="modes_supported", required=False, validators=[_check_modes])
     features = serializers.JSONField(required=False, validators=[_check_features])
-    dontCacheThis = serializers.BooleanField(source="dont_cache_this", required=False, error_messages={"invalid": "must be a boolean"})
+    dontCacheThis = StrictBooleanField(source="dont_cache_this", required=False, error_messages={"invalid": "must be a boolean"})
     testType = serializers.ChoiceField(
         source="test_type", choices=TestType.choices, required=False, allow_null=True, error_messages={"invalid_choice": "must be mock"}
     )
@@ -248,7 +247,7 @@ class ChatAppUpsertRequestSerializer(serializers.Serializer):
 
 
 class ChatAppSearchRequestSerializer(serializers.Serializer):
-    chatAppIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    chatAppIds = serializers.ListField(child=StrictCharField(), required=False, allow_null=True)
     userId = StrictCharField(required=False, allow_blank=True)
 
 
@@ -405,6 +404,8 @@ class MessagesQuerySerializer(serializers.Serializer):
 
 
 class TitleRequestSerializer(serializers.Serializer):
+    REQUEST_SCHEMA_RULES = {"anyOf": [{"required": ["title"]}, {"required": ["userQuestionAsked"]}]}
+
     userId = StrictCharField(required=False, allow_blank=True)
     sessionId = StrictCharField(required=False, allow_blank=True, help_text="Ignored: the path names the session.")
     title = StrictCharField(required=False, max_length=200)
@@ -420,6 +421,8 @@ class TitleRequestSerializer(serializers.Serializer):
 class InternalCommentSerializer(serializers.Serializer):
     """An internal comment (CONTRACT §5). On writes `userId` and `createdOn` are the service's
     stamps (a comment naming an existing commentId keeps its own); `comment` is required."""
+
+    REFUSES_UNKNOWN_FIELDS = True
 
     commentId = StrictCharField(required=False, max_length=128)
     userId = StrictCharField(required=False, allow_blank=True)
@@ -486,9 +489,7 @@ _FEEDBACK_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _TYPE_RULE = {"invalid_choice": "must be one of the 27 feedback types: " + ", ".join(FeedbackType.values)}
 
 
-def _check_feedback_id(value: str) -> None:
-    if not _FEEDBACK_ID.match(value):
-        raise serializers.ValidationError("must be 1 to 128 letters, digits or . _ : -")
+_check_feedback_id = RegexValidator(_FEEDBACK_ID, "must be 1 to 128 letters, digits or . _ : -")
 
 
 class FeedbackCreateSerializer(serializers.Serializer):
@@ -502,9 +503,15 @@ class FeedbackCreateSerializer(serializers.Serializer):
     severity = serializers.ChoiceField(choices=FeedbackSeverity.values, required=False, allow_null=True)
     status = serializers.ChoiceField(choices=FeedbackStatus.values, required=False)
     internalComments = InternalCommentSerializer(many=True, required=False)
-    reportedByHuman = serializers.BooleanField(required=False)
-    createdByCustomer = serializers.BooleanField(required=False)
+    reportedByHuman = StrictBooleanField(required=False)
+    createdByCustomer = StrictBooleanField(required=False)
     userId = StrictCharField(required=False, allow_blank=True, help_text="Ignored: feedback belongs to the session's user.")
+
+
+class ChatFeedbackCreateSerializer(FeedbackCreateSerializer):
+    """The schema of what a chat user may set: the view refuses the operator's fields."""
+
+    status = internalComments = reportedByHuman = createdByCustomer = None
 
 
 class FeedbackUpdateSerializer(serializers.Serializer):
@@ -527,6 +534,23 @@ class FeedbackRequestSerializer(serializers.Serializer):
 class AdminFeedbackRequestSerializer(serializers.Serializer):
     command = serializers.ChoiceField(choices=["addChatSessionFeedback", "updateChatSessionFeedback"])
     feedback = serializers.JSONField(validators=[check_object])
+
+
+# The schema of each command's body: the view validates `feedback` with the serializer named here.
+FEEDBACK_COMMAND_SCHEMA = PolymorphicProxySerializer(
+    component_name="AdminFeedbackRequest",
+    serializers={
+        "addChatSessionFeedback": inline_serializer(
+            "AdminFeedbackAdd",
+            {"command": serializers.ChoiceField(choices=["addChatSessionFeedback"]), "feedback": FeedbackCreateSerializer()},
+        ),
+        "updateChatSessionFeedback": inline_serializer(
+            "AdminFeedbackUpdate",
+            {"command": serializers.ChoiceField(choices=["updateChatSessionFeedback"]), "feedback": FeedbackUpdateSerializer()},
+        ),
+    },
+    resource_type_field_name="command",
+)
 
 
 # --- insights (CONTRACT §5) -----------------------------------------------------------------------
@@ -757,11 +781,6 @@ class ConverseResponseSerializer(serializers.Serializer):
 class WidgetDataWriteSerializer(serializers.Serializer):
     """`POST /api/chat/widget-data/<scope>/<tag>` (CONTRACT §13)."""
 
-    userId = serializers.CharField(required=False, allow_blank=True)
-    data = serializers.JSONField(help_text="a JSON object; at most 400 KB serialized (after a partial merge)")
-    partial = serializers.BooleanField(required=False, default=False, help_text="merge top-level keys into the stored object")
-
-    def validate_data(self, value: Any) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("must be a JSON object")
-        return value
+    userId = StrictCharField(required=False, allow_blank=True)
+    data = serializers.JSONField(validators=[_check_prefs], help_text="a JSON object; at most 400 KB serialized (after a partial merge)")
+    partial = StrictBooleanField(required=False, default=False, help_text="merge top-level keys into the stored object")

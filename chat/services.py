@@ -33,7 +33,7 @@ from chat.models import (
     TestType,
     WebhookEvent,
 )
-from chat.serializers import validate_chat_app
+from chat.serializers import AGENT_NOT_FOUND, validate_chat_app
 from chatplatform import audit, db
 from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound
 from tools.models import ToolDefinition
@@ -66,6 +66,9 @@ def _chat_app_write(existing: ChatApp | None, data: dict[str, Any], *, user_id: 
     try:
         fields = validate_chat_app(data, existing=existing)
     except serializers.ValidationError as exc:
+        if exc.get_codes() == {"agentId": [AGENT_NOT_FOUND]}:
+            # Sound in itself, naming an agent that is not there: INVALID_AGENT_ID (SPEC.md), 404 as elsewhere.
+            raise NotFound(f"chatApp.agentId: {exc.detail['agentId'][0]}", code=Code.INVALID_AGENT_ID) from None
         raise serializers.ValidationError({"chatApp": exc.detail})
     if existing is None:
         app = ChatApp(**fields)

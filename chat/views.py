@@ -23,6 +23,7 @@ from chat.features import is_enabled
 from chat.files import INLINE_MIME_TYPES
 from chat.models import ChatApp, ChatSession, ChatSessionFeedback, FeedbackStatus, SessionInsight
 from chat.serializers import (
+    FEEDBACK_COMMAND_SCHEMA,
     AdminFeedbackRequestSerializer,
     AnalysisSerializer,
     ChatAppSearchRequestSerializer,
@@ -30,6 +31,7 @@ from chat.serializers import (
     ChatAppsForUserQuerySerializer,
     ChatAppUpsertRequestSerializer,
     ChatAppWriteSerializer,
+    ChatFeedbackCreateSerializer,
     ChatMessageFileSerializer,
     ChatMessageSerializer,
     ChatSessionSerializer,
@@ -55,6 +57,7 @@ from chat.serializers import (
 from chat.turn.titles import generate_title
 from chatplatform import llm
 from chatplatform.api.errors import ApiError, Code, InvalidRequest
+from chatplatform.api.fields import StrictCharField
 from chatplatform.api.pagination import MAX_PAGE_SIZE, page_size
 from chatplatform.api.permissions import acting_user_id
 from chatplatform.api.views import AdminApiViewSet, ApiView, ApiViewSet, ok, ok_encoded
@@ -123,7 +126,7 @@ class ChatAppAdminViewSet(AdminApiViewSet):
         operation_id="chat_app_upsert",
         # Documented with the chat app's fields; the service validates them (with the stored app at hand).
         request=inline_serializer(
-            "ChatAppUpsertRequest", {"chatApp": ChatAppWriteSerializer(), "userId": serializers.CharField(required=False)}
+            "ChatAppUpsertRequest", {"chatApp": ChatAppWriteSerializer(), "userId": StrictCharField(required=False, allow_blank=True)}
         ),
         responses=_ChatAppResponse,
     )
@@ -200,7 +203,10 @@ class SessionViewSet(ApiViewSet):
         params = request.query_params
         user_id = acting_user_id(request, params.get("userId"))
         limit = page_size(params.get("limit"), field="limit", default=SESSIONS_PAGE, maximum=MAX_PAGE_SIZE)
-        sessions = selectors.sessions_for_user(user_id=user_id, chat_app_id=params.get("chatAppId") or None, limit=limit)
+        chat_app_id = params.get("chatAppId") or None
+        if chat_app_id and "\x00" in chat_app_id:  # as SessionsQuerySerializer's StrictCharField
+            raise InvalidRequest("Null characters are not allowed.", field="chatAppId")
+        sessions = selectors.sessions_for_user(user_id=user_id, chat_app_id=chat_app_id, limit=limit)
         wire = ChatSessionSerializer()
         return ok_encoded(orjson.dumps({"success": True, "sessions": [wire.to_representation(session) for session in sessions]}))
 
@@ -281,7 +287,11 @@ def _create_feedback(fields: dict[str, Any], session: ChatSession, *, by_operato
 class FeedbackViewSet(ApiViewSet):
     """`POST /api/chat/feedback`: a user's feedback on one of their sessions."""
 
-    @extend_schema(operation_id="chat_feedback_add", request=FeedbackRequestSerializer, responses=_FeedbackResponse)
+    @extend_schema(
+        operation_id="chat_feedback_add",
+        request=inline_serializer("ChatFeedbackRequest", {"feedback": ChatFeedbackCreateSerializer()}),
+        responses=_FeedbackResponse,
+    )
     def create(self, request: Request) -> Response:
         body = FeedbackRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -300,7 +310,7 @@ _FEEDBACK_UPDATES = {"status": "status", "severity": "severity", "type": "type",
 class FeedbackAdminViewSet(AdminApiViewSet):
     """`POST /api/chat-admin/feedback` with command addChatSessionFeedback or updateChatSessionFeedback."""
 
-    @extend_schema(operation_id="admin_feedback_command", request=AdminFeedbackRequestSerializer, responses=_FeedbackResponse)
+    @extend_schema(operation_id="admin_feedback_command", request=FEEDBACK_COMMAND_SCHEMA, responses=_FeedbackResponse)
     def command(self, request: Request) -> Response:
         body = AdminFeedbackRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -465,8 +475,9 @@ class FileViewSet(ApiViewSet):
     @extend_schema(
         operation_id="chat_file_content",
         parameters=[_FILE_ID],
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
-        description="The file's bytes, for its owner only. Raster images are sent inline, anything else as an attachment.",
+        responses={(200, "*/*"): OpenApiTypes.BINARY},
+        description="The file's bytes, for its owner only, with its type as uploaded. Raster images are sent inline, anything else "
+        "as an attachment.",
     )
     def content(self, request: Request, fileId: str) -> HttpResponse:
         file = selectors.file_get(file_id=fileId, user=request.user)
@@ -481,8 +492,10 @@ class FileViewSet(ApiViewSet):
 
 # --- The widget runtime's server side (issue 22, CONTRACT §13) -------------------------------------
 
-_SCOPE = OpenApiParameter("scope", str, OpenApiParameter.PATH)
-_TAG = OpenApiParameter("tag", str, OpenApiParameter.PATH)
+# widgets.check_tag_reference's rule.
+_NAME = {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,100}$"}
+_SCOPE = OpenApiParameter("scope", _NAME, OpenApiParameter.PATH)
+_TAG = OpenApiParameter("tag", _NAME, OpenApiParameter.PATH)
 _WidgetDataResponse = inline_serializer(
     "WidgetDataResponse",
     {"success": serializers.BooleanField(), "data": serializers.JSONField(allow_null=True, help_text="null when nothing is stored")},

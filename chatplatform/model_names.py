@@ -11,6 +11,8 @@ from dataclasses import dataclass
 PROVIDERS = ("offline", "openai", "anthropic", "bedrock")
 _ALLOWED_FORMS = "'offline', 'openai:<model>', 'anthropic:<model>' or 'bedrock:<model>'"
 _MODEL_ID = re.compile(r"\S{1,200}")
+# model_name_error's rule as one pattern, for the OpenAPI schema.
+MODEL_NAME_PATTERN = f"^(?:offline|(?:{'|'.join(p for p in PROVIDERS if p != 'offline')}):\\S{{1,200}})$"
 
 
 @dataclass(frozen=True)

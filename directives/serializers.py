@@ -14,6 +14,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
@@ -21,8 +22,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chatplatform.api.fields import STRING_MESSAGES, StrictBooleanField, StrictCharField
-from directives.models import DIRECTIVE_ID_MAX_LENGTH, GROUP_ID_MAX_LENGTH, ScopeType, SemanticDirective
-from directives.scopes import Scope, ScopeError, build_scope, parse_scope
+from chatplatform.api.schema import one_of_values
+from directives.models import DIRECTIVE_ID_MAX_LENGTH, GROUP_ID_MAX_LENGTH, SCOPE_PART_MAX_LENGTH, ScopeType, SemanticDirective
+from directives.scopes import SIMPLE_TYPES, Scope, ScopeError, build_scope, parse_scope
 
 DIRECTIVE_ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 DIRECTIVE_ID_RULE = (
@@ -92,7 +94,51 @@ def scope_from(attrs: dict[str, Any]) -> Scope:
         raise serializers.ValidationError({exc.field: [exc.message]})
 
 
+# The schema of `scope_from`'s rule: `scope` alone, or `scopeType` + `scopeValue` (a body naming
+# all three, agreeing, is accepted too; the schema leaves that out).
+_PART = f"[^#\\s][^#]{{0,{SCOPE_PART_MAX_LENGTH - 1}}}"
+# A number is written out in full (1e300 as 301 digits): bounded so that it fits a part.
+_PART_VALUE = {"anyOf": [{"type": "string", "pattern": f"^{_PART}$"}, {"type": "number", "minimum": -1e198, "maximum": 1e198}]}
+_ABSENT = {"nullable": True, "enum": [None]}
+SCOPE_RULES = {
+    "anyOf": [
+        {
+            "properties": {
+                "scope": {"type": "string", "pattern": f"^(?:(?:chatapp|agent|tool|entity)#{_PART}|agent#{_PART}#entity#{_PART})$"},
+                "scopeType": _ABSENT,
+                "scopeValue": _ABSENT,
+            },
+            "required": ["scope"],
+        },
+        {
+            "properties": {
+                "scope": {"type": "string", "maxLength": 0, "nullable": True},
+                "scopeType": one_of_values(*(str(kind) for kind in SIMPLE_TYPES)),
+                "scopeValue": _PART_VALUE,
+            },
+            "required": ["scopeType", "scopeValue"],
+        },
+        {
+            "properties": {
+                "scope": {"type": "string", "maxLength": 0, "nullable": True},
+                "scopeType": one_of_values(ScopeType.AGENT_ENTITY.value),
+                "scopeValue": {
+                    "type": "object",
+                    "properties": {"agent": _PART_VALUE, "entity": _PART_VALUE},
+                    "required": ["agent", "entity"],
+                    "additionalProperties": False,
+                },
+            },
+            "required": ["scopeType", "scopeValue"],
+        },
+    ]
+}
+_check_directive_id = RegexValidator(DIRECTIVE_ID_PATTERN, DIRECTIVE_ID_RULE)
+_check_not_blank = RegexValidator(r"^[^\x00]*[^\x00\s][^\x00]*$", STRING_MESSAGES["blank"])
+
+
 class _ScopeFields(serializers.Serializer):
+    REQUEST_SCHEMA_RULES = SCOPE_RULES
     scope = serializers.JSONField(
         required=False,
         allow_null=True,
@@ -109,19 +155,13 @@ class _ScopeFields(serializers.Serializer):
 class DirectiveWriteSerializer(_ScopeFields):
     """A directive as a create-or-update sends it. Stamps, dates and `groupId` are ignored."""
 
-    id = StrictCharField(max_length=DIRECTIVE_ID_MAX_LENGTH, help_text="Unique within the scope; kebab-case.")
+    id = StrictCharField(
+        max_length=DIRECTIVE_ID_MAX_LENGTH, validators=[_check_directive_id], help_text="Unique within the scope; kebab-case."
+    )
     description = StrictCharField(max_length=DESCRIPTION_MAX_LENGTH, help_text="When the directive applies; read by the selection step.")
-    instructions = StrictCharField(max_length=INSTRUCTIONS_MAX_LENGTH, trim_whitespace=False, help_text="Injected into the prompt.")
-
-    def validate_id(self, value: str) -> str:
-        if not DIRECTIVE_ID_PATTERN.match(value):
-            raise serializers.ValidationError(DIRECTIVE_ID_RULE)
-        return value
-
-    def validate_instructions(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError(STRING_MESSAGES["blank"])
-        return value
+    instructions = StrictCharField(
+        max_length=INSTRUCTIONS_MAX_LENGTH, trim_whitespace=False, validators=[_check_not_blank], help_text="Injected into the prompt."
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         scope = scope_from(attrs)

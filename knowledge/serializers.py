@@ -8,10 +8,11 @@ import re
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from chatplatform.api.fields import StrictCharField, check_access_rules
-from chatplatform.api.schema import documented
+from chatplatform.api.schema import documented, one_of_values
 from knowledge.models import Document, KnowledgeBase, Mode, Source, Strategy
 from knowledge.search import default_mode, effective_mode
 
@@ -30,9 +31,7 @@ def _choices(values: type[Any]) -> str:
     return " or ".join(value for value in values.values)
 
 
-def check_knowledge_base_id(value: str) -> None:
-    if not KNOWLEDGE_BASE_ID_PATTERN.match(value):
-        raise serializers.ValidationError(KNOWLEDGE_BASE_ID_RULE)
+check_knowledge_base_id = RegexValidator(KNOWLEDGE_BASE_ID_PATTERN, KNOWLEDGE_BASE_ID_RULE)
 
 
 @documented({"type": "object"})
@@ -41,10 +40,29 @@ def check_object(value: Any) -> None:
         raise serializers.ValidationError("must be an object")
 
 
+@documented({"type": "integer", "minimum": 1, "maximum": TOP_K_MAX})
 def check_top_k(value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= TOP_K_MAX:
         raise serializers.ValidationError(f"must be a whole number from 1 to {TOP_K_MAX}")
     return value
+
+
+def _retrieval_schema() -> dict[str, Any]:
+    # Semantic and hybrid modes are offered only where an embedding model is set (as `_retrieval` checks).
+    modes = list(Mode.values) if settings.CHAT_EMBEDDING_MODEL else [Mode.LEXICAL.value]
+    return {
+        "type": "object",
+        "properties": {
+            "strategy": {"type": "string", "enum": list(Strategy.values)},
+            "topK": {"type": "integer", "minimum": 1, "maximum": TOP_K_MAX},
+            "mode": {"type": "string", "enum": [*modes, None], "nullable": True},  # null: the default mode
+        },
+        "additionalProperties": False,
+    }
+
+
+def _checked_in_to_internal_value(value: Any) -> None:
+    """Carries `retrieval`'s schema: `_retrieval` checks the value where it maps it to model fields."""
 
 
 def _retrieval(value: Any) -> dict[str, Any]:
@@ -80,6 +98,23 @@ class KnowledgeBaseWriteSerializer(serializers.Serializer):
     """A create (knowledgeBaseId, name, description required) or, bound to the stored base with
     `partial=True`, an update of the fields given; the result is checked as a whole."""
 
+    REFUSES_UNKNOWN_FIELDS = True  # but for the server-managed fields, ignored
+    # `validate`'s rule: externalId (the provider's id) with source bedrock, and only then.
+    REQUEST_SCHEMA_RULES = {
+        "anyOf": [
+            {
+                "properties": {"source": one_of_values(Source.BEDROCK.value), "externalId": {"type": "string", "minLength": 1}},
+                "required": ["source", "externalId"],
+            },
+            {
+                "properties": {
+                    "source": one_of_values(Source.LOCAL.value),
+                    "externalId": {"type": "string", "maxLength": 0, "nullable": True},
+                },
+            },
+        ]
+    }
+
     knowledgeBaseId = StrictCharField(source="knowledge_base_id", max_length=57, validators=[check_knowledge_base_id])
     name = StrictCharField(max_length=200)
     description = StrictCharField(max_length=DESCRIPTION_MAX, help_text="Told to the model: what the collection holds, when to search it.")
@@ -87,7 +122,11 @@ class KnowledgeBaseWriteSerializer(serializers.Serializer):
         choices=Source.values, required=False, error_messages={"invalid_choice": f"must be {_choices(Source)}"}
     )
     externalId = StrictCharField(source="external_id", max_length=200, required=False, allow_null=True)
-    retrieval = serializers.JSONField(required=False, help_text="{strategy: tool|always, topK: 1-20, mode: lexical|semantic|hybrid}")
+    retrieval = serializers.JSONField(
+        required=False,
+        validators=[documented(_retrieval_schema())(_checked_in_to_internal_value)],
+        help_text="{strategy: tool|always, topK: 1-20, mode: lexical|semantic|hybrid}",
+    )
     accessRules = serializers.JSONField(source="access_rules", required=False, allow_null=True, validators=[check_access_rules])
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
@@ -182,6 +221,8 @@ class DocumentSerializer(serializers.ModelSerializer):
         fields = ["documentId", "title", "sourceUrl", "mimeType", "size", "status", "chunkCount", "error", "createDate"]
         read_only_fields = fields
 
+    OPTIONAL_IN_RESPONSES = ("error",)
+
     def to_representation(self, document: Document) -> dict[str, Any]:
         wire = super().to_representation(document)
         if not wire["error"]:
@@ -200,11 +241,13 @@ class KnowledgeBaseUpsertRequestSerializer(serializers.Serializer):
 
 
 class KnowledgeBaseSearchRequestSerializer(serializers.Serializer):
-    knowledgeBaseIds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, max_length=1000)
+    knowledgeBaseIds = serializers.ListField(child=StrictCharField(), required=False, allow_null=True, max_length=1000)
     userId = StrictCharField(required=False, allow_blank=True)
 
 
 class DocumentJsonSerializer(serializers.Serializer):
+    REFUSES_UNKNOWN_FIELDS = True
+
     title = StrictCharField(max_length=500)
     text = StrictCharField(trim_whitespace=False)
     sourceUrl = StrictCharField(max_length=2000, required=False, allow_null=True)

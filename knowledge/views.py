@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from chatplatform.api.bodies import JSONParser
 from chatplatform.api.errors import ApiError, Code
+from chatplatform.api.fields import StrictCharField
 from chatplatform.api.views import AdminApiViewSet, ok
 from knowledge import ingest, selectors, services
 from knowledge.serializers import (
@@ -24,6 +25,7 @@ from knowledge.serializers import (
     QueryRequestSerializer,
 )
 
+_USER_ID = StrictCharField(required=False, allow_blank=True)  # as the request serializer's userId
 _ID = OpenApiParameter("knowledgeBaseId", str, OpenApiParameter.PATH)
 _Success = inline_serializer("KnowledgeBaseDeleteResponse", {"success": serializers.BooleanField()})
 _KnowledgeBaseResponse = inline_serializer(
@@ -61,7 +63,8 @@ class KnowledgeBaseAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="knowledge_base_upsert",
         request=inline_serializer(
-            "KnowledgeBaseUpsertRequest", {"knowledgeBase": KnowledgeBaseWriteSerializer(), "userId": serializers.CharField(required=False)}
+            "KnowledgeBaseUpsertRequest",
+            {"knowledgeBase": KnowledgeBaseWriteSerializer(), "userId": _USER_ID},
         ),
         responses=_KnowledgeBaseResponse,
         description="Create the knowledge base when knowledgeBaseId is new, else change the fields given.",
@@ -134,7 +137,13 @@ class DocumentAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="knowledge_base_document_add",
         parameters=[_ID],
-        request={"application/json": DocumentUploadRequestSerializer, "multipart/form-data": DocumentFormSerializer},
+        request={
+            "application/json": DocumentUploadRequestSerializer,
+            # The part's type decides how the file is read (ingest.mime_type_of).
+            "multipart/form-data": OpenApiRequest(
+                DocumentFormSerializer, encoding={"file": {"contentType": ", ".join(ingest.ACCEPTED_TYPES)}}
+            ),
+        },
         responses=_DocumentResponse,
         description=f"Accepted types: {', '.join(ingest.ACCEPTED_TYPES)}. A document with the sourceUrl (or title) of an "
         "earlier one replaces it once indexed. Over CHAT_KB_MAX_DOCUMENT_BYTES: 413.",

@@ -14,6 +14,8 @@ from chatplatform.api.views import AdminApiViewSet, ok
 from tools import selectors, services
 from tools.serializers import ToolSerializer, ToolWriteSerializer
 
+_USER_ID = StrictCharField(required=False, allow_blank=True)  # as the request serializer's userId
+
 MAX_SEARCH_IDS = 1000
 
 
@@ -24,7 +26,7 @@ class ToolUpsertSerializer(serializers.Serializer):
 
 class ToolSearchSerializer(serializers.Serializer):
     toolIds = serializers.ListField(
-        child=serializers.CharField(max_length=200),
+        child=StrictCharField(max_length=200),
         required=False,
         allow_null=True,
         max_length=MAX_SEARCH_IDS,
@@ -41,7 +43,7 @@ class ToolAdminViewSet(AdminApiViewSet):
 
     @extend_schema(
         operation_id="tool_upsert",
-        request=inline_serializer("ToolUpsert", {"tool": ToolWriteSerializer(), "userId": serializers.CharField(required=False)}),
+        request=inline_serializer("ToolUpsert", {"tool": ToolWriteSerializer(), "userId": _USER_ID}),
         responses=_ToolResponse,
         description="Create the tool when toolId is new, else update it with the fields given (merged onto the stored "
         "definition, then validated as a whole). auth.clientSecret is never returned; sending the placeholder back keeps it.",

@@ -117,7 +117,7 @@ def test_deleting_an_agent_used_by_chat_apps_is_refused_naming_them(admin_client
     post_app(admin_client, VALID)
     post_app(admin_client, {**VALID, "chatAppId": "sales"})
     response = admin_client.delete("/api/chat-admin/agent/helper")
-    assert_error(response, 400, "INVALID_REQUEST", mentions="agentId: agent helper is used by chat apps sales, support")
+    assert_error(response, 409, "CONFLICT", mentions="agentId: agent helper is used by chat apps sales, support")
     assert AgentDefinition.objects.filter(pk="helper").exists()
     admin_client.delete("/api/chat-admin/chat-app/support")
     admin_client.delete("/api/chat-admin/chat-app/sales")
@@ -137,7 +137,6 @@ REFUSED = [
     pytest.param({**VALID, "title": " "}, "chatApp.title: must not be blank", id="title blank"),
     pytest.param({**VALID, "title": 3}, "chatApp.title: must be a string", id="title type"),
     pytest.param(without("agentId"), "chatApp.agentId: is required", id="agentId missing"),
-    pytest.param({**VALID, "agentId": "ghost"}, "chatApp.agentId: agent ghost does not exist", id="agentId unknown"),
     pytest.param({**VALID, "userTypes": ["internal-user", "robot"]}, "chatApp.userTypes[1]: must be one of internal-user, external-user"),
     pytest.param({**VALID, "userTypes": "internal-user"}, "chatApp.userTypes: must be a list", id="userTypes not a list"),
     pytest.param({**VALID, "userTypes": ["internal-user", "internal-user"]}, "chatApp.userTypes: lists a value more than once", id="twice"),
@@ -162,9 +161,18 @@ def test_invalid_chat_app_is_refused_naming_the_field_and_writes_nothing(admin_c
     assert not ChatApp.objects.exists()
 
 
+def test_a_chat_app_naming_an_agent_that_does_not_exist_is_404_invalid_agent_id(admin_client, agents):
+    response = post_app(admin_client, {**VALID, "agentId": "ghost"})
+    assert_error(response, 404, "INVALID_AGENT_ID", mentions="chatApp.agentId: agent ghost does not exist")
+    assert not ChatApp.objects.exists()
+    # With another rule broken too, the whole body is invalid: 400 naming both.
+    response = post_app(admin_client, {**VALID, "agentId": "ghost", "applyRulesAs": "xor"})
+    assert_error(response, 400, "INVALID_REQUEST", mentions="chatApp.agentId: agent ghost does not exist")
+
+
 def test_refused_update_leaves_the_chat_app_unchanged(admin_client, agents):
     post_app(admin_client, VALID)
-    assert_error(post_app(admin_client, {"chatAppId": "support", "title": "New", "agentId": "ghost"}), 400, "INVALID_REQUEST")
+    assert_error(post_app(admin_client, {"chatAppId": "support", "title": "New", "agentId": "ghost"}), 404, "INVALID_AGENT_ID")
     stored = ChatApp.objects.get(pk="support")
     assert (stored.title, stored.agent_id) == ("Support", "helper")
 
