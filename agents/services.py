@@ -16,8 +16,7 @@ from agents.models import AgentDefinition, AgentVersion
 from agents.selectors import agents_listing_collaborator
 from agents.serializers import AgentSerializer, AgentWriteSerializer, validate_agent
 from chatplatform import audit
-from chatplatform.api.errors import Code, Conflict, NotFound
-from chatplatform.api.exceptions import flatten_errors
+from chatplatform.api.errors import Code, InvalidRequest, NotFound
 
 
 def _not_found(agent_id: str) -> NotFound:
@@ -89,8 +88,7 @@ def agent_rollback(*, agent_id: str, version: int, user_id: str) -> AgentDefinit
     """Write the stored definition of `version` as a new version (current + 1).
 
     The old definition is validated like any write: a tool deleted since, or one deprecated since
-    and no longer on the agent, refuses the rollback (409: the request is sound, today's tools are
-    not). Rolling back to a definition equal to
+    and no longer on the agent, refuses the rollback (400). Rolling back to a definition equal to
     the current one changes nothing and records no version.
     """
     with transaction.atomic():
@@ -103,14 +101,11 @@ def agent_rollback(*, agent_id: str, version: int, user_id: str) -> AgentDefinit
         writable = set(AgentWriteSerializer().fields)
         data = {name: value for name, value in row.definition.items() if name in writable}
         data["agentId"] = agent_id
-        try:
-            return _write(existing, data, user_id=user_id)
-        except serializers.ValidationError as exc:
-            raise Conflict("; ".join(flatten_errors(exc.detail))) from None
+        return _write(existing, data, user_id=user_id)
 
 
 def agent_delete(*, agent_id: str, user_id: str) -> None:
-    """Delete the agent and its history; refused (409) while a chat app uses it or another agent
+    """Delete the agent and its history; refused (400) while a chat app uses it or another agent
     lists it as a collaborator (CONTRACT §12)."""
     with transaction.atomic():
         agent = _lock(agent_id)
@@ -118,7 +113,7 @@ def agent_delete(*, agent_id: str, user_id: str) -> None:
             raise _not_found(agent_id)
         supervisors = agents_listing_collaborator(agent_id)
         if supervisors:
-            raise Conflict(
+            raise InvalidRequest(
                 f"agent {agent_id} is a collaborator of agents {', '.join(supervisors)}: remove it from their collaborators first",
                 field="agentId",
             )
@@ -127,7 +122,7 @@ def agent_delete(*, agent_id: str, user_id: str) -> None:
             agent.delete()
         except ProtectedError as exc:
             users = ", ".join(sorted(str(obj) for obj in exc.protected_objects))
-            raise Conflict(
+            raise InvalidRequest(
                 f"agent {agent_id} is used by chat apps {users}: delete them or point them to another agent first",
                 field="agentId",
             )

@@ -22,7 +22,7 @@ from django_tasks import task
 from rest_framework import serializers
 
 from chatplatform import audit, embeddings
-from chatplatform.api.errors import ApiError, Code, Conflict, InvalidRequest, NotFound
+from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound
 from knowledge import ingest, pgvector
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, Source
 from knowledge.serializers import validate_knowledge_base
@@ -100,14 +100,14 @@ def knowledge_base_in_use(*, knowledge_base_id: str) -> str | None:
 
 
 def knowledge_base_delete(*, knowledge_base_id: str, user_id: str) -> None:
-    """Delete the knowledge base, its documents and chunks; refused (409) while anything uses it."""
+    """Delete the knowledge base, its documents and chunks; refused (400) while anything uses it."""
     with transaction.atomic():
         base = _lock(knowledge_base_id)
         if base is None:
             raise NotFound(f"knowledge base {knowledge_base_id} not found")
         problem = knowledge_base_in_use(knowledge_base_id=knowledge_base_id)
         if problem:
-            raise Conflict(problem, field="knowledgeBaseId")
+            raise InvalidRequest(problem, field="knowledgeBaseId")
         audit.record(actor=user_id, instance=base, before=audit.snapshot(base), after=None)
         base.delete()
 

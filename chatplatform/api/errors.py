@@ -27,7 +27,6 @@ class Code:
     UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
     NOT_ACCEPTABLE = "NOT_ACCEPTABLE"
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
-    CONFLICT = "CONFLICT"
 
 
 class ApiError(exceptions.APIException):
@@ -59,17 +58,6 @@ class NotFound(ApiError):
 
     def __init__(self, message: str, *, code: str = Code.NOT_FOUND) -> None:
         super().__init__(message, code=code)
-
-
-class Conflict(ApiError):
-    """409: a well-formed request the current state refuses (a record still in use, a rollback to
-    a version whose tools are gone). The message names the field and what stands in the way."""
-
-    status_code = status.HTTP_409_CONFLICT
-    code = Code.CONFLICT
-
-    def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(f"{field}: {message}" if field else message)
 
 
 class PermissionDenied(ApiError):

@@ -105,7 +105,7 @@ def test_deleting_an_agent_listed_as_a_collaborator_is_refused_naming_the_superv
     chain(admin_client, "lead", "writer")
     post_agent(admin_client, "editor", collaborators=helpers("writer"))
     response = admin_client.delete("/api/chat-admin/agent/writer")
-    assert_error(response, 409, "CONFLICT", mentions="agent writer is a collaborator of agents editor, lead")
+    assert_error(response, 400, "INVALID_REQUEST", mentions="agent writer is a collaborator of agents editor, lead")
     assert AgentDefinition.objects.filter(pk="writer").exists()
     post_agent(admin_client, "lead", collaborators=None)
     post_agent(admin_client, "editor", collaborators=[])
@@ -125,7 +125,7 @@ def test_deleting_a_knowledge_base_an_agent_lists_is_refused_naming_the_agents(a
     post_agent(admin_client, "helper", knowledgeBases=[{"id": "handbook"}])
     post_agent(admin_client, "aide", knowledgeBases=[{"id": "handbook"}])
     response = admin_client.delete("/api/chat-admin/knowledge-base/handbook")
-    assert_error(response, 409, "CONFLICT", mentions="knowledge base handbook is used by agents aide, helper")
+    assert_error(response, 400, "INVALID_REQUEST", mentions="knowledge base handbook is used by agents aide, helper")
     assert admin_client.get("/api/chat-admin/knowledge-base/handbook").status_code == 200
     post_agent(admin_client, "helper", knowledgeBases=[])
     post_agent(admin_client, "aide", knowledgeBases=None)
@@ -138,4 +138,4 @@ def test_a_rollback_to_a_version_whose_knowledge_base_is_gone_is_refused(admin_c
     post_agent(admin_client, "helper", knowledgeBases=[])
     admin_client.delete("/api/chat-admin/knowledge-base/handbook")
     response = admin_client.post("/api/chat-admin/agent/helper/rollback", {"version": 1}, format="json")
-    assert_error(response, 409, "CONFLICT", mentions="agent.knowledgeBases[0].id: knowledge base handbook does not exist")
+    assert_error(response, 400, mentions="agent.knowledgeBases[0].id: knowledge base handbook does not exist")

@@ -122,7 +122,7 @@ def test_rollback_of_an_unknown_agent_is_a_404(admin_client, db):
 def test_rollback_is_validated_like_any_write(admin_client, history):
     ToolDefinition.objects.filter(tool_id="weather@1").delete()
     response = admin_client.post("/api/chat-admin/agent/helper/rollback", {"version": 2}, format="json")
-    assert_error(response, 409, "CONFLICT", mentions="agent.toolIds: tool weather@1 does not exist")
+    assert_error(response, 400, "INVALID_REQUEST", mentions="agent.toolIds: tool weather@1 does not exist")
     assert admin_client.get("/api/chat-admin/agent/helper").json()["agent"]["version"] == 3
 
 
@@ -130,7 +130,7 @@ def test_rollback_does_not_bring_back_a_tool_deprecated_since(admin_client, hist
     post_agent(admin_client, {"agentId": "helper", "toolIds": []})
     ToolDefinition.objects.filter(tool_id="weather@1").update(lifecycle_status=LifecycleStatus.DEPRECATED)
     response = admin_client.post("/api/chat-admin/agent/helper/rollback", {"version": 2}, format="json")
-    assert_error(response, 409, "CONFLICT", mentions="tool weather@1 is deprecated")
+    assert_error(response, 400, "INVALID_REQUEST", mentions="tool weather@1 is deprecated")
 
 
 def test_rollback_to_a_definition_equal_to_the_current_one_changes_nothing(admin_client, history):
