@@ -117,7 +117,7 @@ def test_deleting_an_agent_used_by_chat_apps_is_refused_naming_them(admin_client
     post_app(admin_client, VALID)
     post_app(admin_client, {**VALID, "chatAppId": "sales"})
     response = admin_client.delete("/api/chat-admin/agent/helper")
-    assert_error(response, 409, "CONFLICT", mentions="agentId: agent helper is used by chat apps sales, support")
+    assert_error(response, 400, "INVALID_REQUEST", mentions="agentId: agent helper is used by chat apps sales, support")
     assert AgentDefinition.objects.filter(pk="helper").exists()
     admin_client.delete("/api/chat-admin/chat-app/support")
     admin_client.delete("/api/chat-admin/chat-app/sales")
