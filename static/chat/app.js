@@ -3,6 +3,7 @@
 // chat/render, the one module that turns model text into DOM.
 
 import { Api, ApiError } from "chat/api";
+import { el } from "chat/dom";
 import { MessageRenderer, renderMarkdown, setTagRenderer } from "chat/render";
 import { Transport } from "chat/transport";
 import { createRuntime } from "chat/widgets/runtime";
@@ -39,19 +40,6 @@ const state = {
   blockedUntil: 0,
   lastMessage: null,
 };
-
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (name === "class") node.className = value;
-    else if (name === "text") node.textContent = value;
-    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
-    else node.setAttribute(name, value === true ? "" : value);
-  }
-  node.append(...children.filter((child) => child !== null && child !== undefined));
-  return node;
-}
 
 const chatPath = (sessionId) => `/chat/${encodeURIComponent(config.chatAppId)}/${sessionId ? encodeURIComponent(sessionId) : ""}`;
 

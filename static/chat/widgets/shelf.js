@@ -6,25 +6,14 @@
 // installShelf({runtime, mountWidget, emit, definitions, prefs}) is called once by runtime.js; it
 // defines the hero and spotlight operations and flags on runtime.api and returns {render}.
 
+import { el } from "chat/dom";
+
 const PREF = "spotlight"; // prefs.spotlight = {order: [tagId], unpinned: [tagId], pinned: [tagId]}
 const SPOTLIGHT_DEFAULTS = { isDefault: false, displayOrder: 0, singleton: true, showInUnpinnedMenu: true, autoCreateInstance: true, startCollapsed: false };
 const REGISTRATION_OPTIONS = ["displayOrder", "singleton", "showInUnpinnedMenu", "autoCreateInstance"];
 const HERO_DEFAULTS = { autoCreateInstance: false, startCollapsed: false };
 const SIZING_DEFAULTS = { minWidth: "200px", maxWidth: "90%", minHeight: 100, maxHeight: 600 };
 const TAG_ID = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (name === "class") node.className = value;
-    else if (name === "text") node.textContent = value;
-    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
-    else node.setAttribute(name, value === true ? "" : value);
-  }
-  node.append(...children.filter((child) => child !== null && child !== undefined));
-  return node;
-}
 
 const CHEVRON = "M6 9l6 6 6-6";
 function icon(path) {
