@@ -110,7 +110,8 @@ def _user_from_token(token: str) -> tuple[Any, str | None]:
 
 
 class _TokenOrSessionAuthMiddleware(AuthMiddleware):
-    """`scope["auth_failure"]` says why a token was refused, for the consumer's close reason (docs/api.md)."""
+    """`scope["auth_failure"]` says why a token was refused, for the consumer's close reason (docs/api.md);
+    `scope["auth_session_key"]` names the cookie's session when it authenticated the socket."""
 
     async def resolve_scope(self, scope: dict[str, Any]) -> None:
         token = parse_qs(scope.get("query_string", b"").decode()).get("token", [None])[0]
@@ -118,6 +119,7 @@ class _TokenOrSessionAuthMiddleware(AuthMiddleware):
             scope["user"]._wrapped, scope["auth_failure"] = await _user_from_token(token)
         else:
             await super().resolve_scope(scope)
+            scope["auth_session_key"] = scope["session"].session_key
 
 
 def WebSocketAuthMiddleware(inner: Any) -> Any:  # noqa: N802 - named like Channels' AuthMiddlewareStack

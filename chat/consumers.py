@@ -53,9 +53,7 @@ class ConverseConsumer(AsyncWebsocketConsumer):
             await self.refuse(CLOSE_UNAUTHENTICATED, reason)
             return
         address = (self.scope.get("client") or ("unknown", 0))[0]
-        session = self.scope.get("session")
-        cookie_session = None if "token=" in self.scope.get("query_string", b"").decode() else getattr(session, "session_key", None)
-        self.caller = turn.SocketCaller(getattr(user, "_wrapped", user), address, cookie_session)
+        self.caller = turn.SocketCaller(getattr(user, "_wrapped", user), address, self.scope.get("auth_session_key"))
         self.waiting: deque[str | bytes] = deque()
         self.unanswered = 0  # accepted turns not yet answered, the one running included
         self.open = True
