@@ -15,6 +15,7 @@ from typing import Any
 from rest_framework import serializers
 
 from agents.models import AgentDefinition, AgentVersion, TestType
+from agents.prompts import TemplateError, check_template
 from agents.selectors import collaborator_chain_problem
 from chatplatform.api.fields import StrictBooleanField, StrictCharField, check_access_rules, error_at
 from chatplatform.api.schema import documented
@@ -167,6 +168,15 @@ def check_not_blank(value: str) -> None:
         raise serializers.ValidationError("must not be blank")
 
 
+def check_base_prompt(value: str) -> None:
+    """Not blank, and a Handlebars template that compiles: a turn never sends it as written."""
+    check_not_blank(value)
+    try:
+        check_template(value)
+    except TemplateError as exc:
+        raise serializers.ValidationError(str(exc)) from None
+
+
 def check_agent_collaboration(value: Any) -> None:
     """CONTRACT §12: one of COLLABORATION_TYPES, as a string or `{type}` (stored as the string)."""
     kinds = ", ".join(COLLABORATION_TYPES)
@@ -188,7 +198,7 @@ class AgentWriteSerializer(serializers.Serializer):
 
     agentId = StrictCharField(source="agent_id", max_length=128, validators=[check_agent_id])
     # SPEC.md advises under 4000 characters but sets no limit, so only emptiness is refused.
-    basePrompt = StrictCharField(source="base_prompt", trim_whitespace=False, validators=[check_not_blank])
+    basePrompt = StrictCharField(source="base_prompt", trim_whitespace=False, validators=[check_base_prompt])
     toolIds = serializers.JSONField(
         source="tool_ids", validators=[check_tool_ids], error_messages={"required": "is required", "null": "must not be null"}
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +23,19 @@ logging.getLogger("celpy").setLevel(logging.CRITICAL)
 logging.getLogger("Evaluator").setLevel(logging.CRITICAL)
 
 
+# cel-python documents no thread safety for its parser and transpiler: compiles (cached, so rare)
+# take turns; evaluating a compiled program is a plain call and runs on any thread at once.
+_compiling = threading.Lock()
+
+
 @functools.cache
 def _celpy() -> Any:
-    """cel-python and its environment, imported at the first condition: not when Django starts."""
-    import celpy
+    """cel-python and its environment, built at the first condition or when a server process warms
+    up (chatplatform.asgi): not when every management command starts."""
+    with _compiling:
+        import celpy
 
-    return celpy, celpy.Environment(runner_class=celpy.CompiledRunner)
+        return celpy, celpy.Environment(runner_class=celpy.CompiledRunner)
 
 
 class InvalidCondition(ValueError):
@@ -39,7 +47,8 @@ def compile_condition(expression: str) -> celpy.Runner:
     """The compiled program of a CEL expression; InvalidCondition when it does not parse."""
     celpy, environment = _celpy()
     try:
-        return environment.program(environment.compile(expression))
+        with _compiling:
+            return environment.program(environment.compile(expression))
     except celpy.CELParseError as exc:
         detail = " ".join(str(exc).split())[:300]
         raise InvalidCondition(f"not a valid CEL expression: {detail}") from None

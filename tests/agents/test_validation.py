@@ -46,6 +46,16 @@ REFUSED_CREATES = [
     pytest.param(without("basePrompt"), "agent.basePrompt: is required", id="basePrompt missing"),
     pytest.param({**VALID, "basePrompt": 5}, "agent.basePrompt: must be a string", id="basePrompt not a string"),
     pytest.param({**VALID, "basePrompt": "   "}, "agent.basePrompt: must not be blank", id="basePrompt blank"),
+    pytest.param(
+        {**VALID, "basePrompt": "Hi {{#each user.email}}there{{/if}}"},
+        "agent.basePrompt: does not compile as a Handlebars template",
+        id="basePrompt does not compile",
+    ),
+    pytest.param(
+        {**VALID, "basePrompt": "Hi {{> signature}}"},
+        "agent.basePrompt: does not render as a Handlebars template (The partial signature could not be found)",
+        id="basePrompt does not render",
+    ),
     pytest.param(without("toolIds"), "agent.toolIds: is required", id="toolIds missing"),
     pytest.param({**VALID, "toolIds": "weather@1"}, "agent.toolIds: must be a list of strings", id="toolIds not a list"),
     pytest.param({**VALID, "toolIds": ["nope@1"]}, "agent.toolIds: tool nope@1 does not exist", id="tool unknown"),
