@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -18,13 +17,14 @@ from agents.serializers import (
     AgentWriteSerializer,
 )
 from chatplatform.api.fields import StrictCharField
-from chatplatform.api.views import AdminApiViewSet, ok
+from chatplatform.api.schema import envelope
+from chatplatform.api.views import AdminApiViewSet, checked, ok
 
 _USER_ID = StrictCharField(required=False, allow_blank=True)  # as the request serializer's userId
 
 _AGENT_ID = OpenApiParameter("agentId", str, OpenApiParameter.PATH)
-_AgentResponse = inline_serializer("AgentResponse", {"success": serializers.BooleanField(), "agent": AgentSerializer()})
-_SuccessResponse = inline_serializer("AgentDeleteResponse", {"success": serializers.BooleanField()})
+_AgentResponse = envelope("AgentResponse", agent=AgentSerializer())
+_SuccessResponse = envelope("AgentDeleteResponse")
 
 
 def _stamp(request: Request, user_id: str | None) -> str:
@@ -42,9 +42,8 @@ class AgentAdminViewSet(AdminApiViewSet):
         responses=_AgentResponse,
     )
     def upsert(self, request: Request) -> Response:
-        body = AgentUpsertRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        agent = services.agent_upsert(data=body.validated_data["agent"], user_id=_stamp(request, body.validated_data.get("userId")))
+        body = checked(AgentUpsertRequestSerializer, request.data)
+        agent = services.agent_upsert(data=body["agent"], user_id=_stamp(request, body.get("userId")))
         return ok(agent=AgentSerializer(agent).data)
 
     @extend_schema(operation_id="agent_get", parameters=[_AGENT_ID], responses=_AgentResponse)
@@ -59,20 +58,17 @@ class AgentAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="agents_search",
         request=AgentSearchRequestSerializer,
-        responses=inline_serializer("AgentSearchResponse", {"success": serializers.BooleanField(), "agents": AgentSerializer(many=True)}),
+        responses=envelope("AgentSearchResponse", agents=AgentSerializer(many=True)),
     )
     def search(self, request: Request) -> Response:
-        body = AgentSearchRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        agents = selectors.agents_search(agent_ids=body.validated_data.get("agentIds"))
+        body = checked(AgentSearchRequestSerializer, request.data)
+        agents = selectors.agents_search(agent_ids=body.get("agentIds"))
         return ok(agents=AgentSerializer(agents, many=True).data)
 
     @extend_schema(
         operation_id="agent_versions",
         parameters=[_AGENT_ID],
-        responses=inline_serializer(
-            "AgentVersionsResponse", {"success": serializers.BooleanField(), "versions": AgentVersionSerializer(many=True)}
-        ),
+        responses=envelope("AgentVersionsResponse", versions=AgentVersionSerializer(many=True)),
     )
     def versions(self, request: Request, agentId: str) -> Response:
         return ok(versions=AgentVersionSerializer(selectors.agent_versions(agent_id=agentId), many=True).data)
@@ -80,18 +76,13 @@ class AgentAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="agent_version_get",
         parameters=[_AGENT_ID, OpenApiParameter("version", int, OpenApiParameter.PATH)],
-        responses=inline_serializer(
-            "AgentVersionResponse", {"success": serializers.BooleanField(), "version": AgentVersionDetailSerializer()}
-        ),
+        responses=envelope("AgentVersionResponse", version=AgentVersionDetailSerializer()),
     )
     def version(self, request: Request, agentId: str, version: int) -> Response:
         return ok(version=AgentVersionDetailSerializer(selectors.agent_version(agent_id=agentId, version=version)).data)
 
     @extend_schema(operation_id="agent_rollback", parameters=[_AGENT_ID], request=AgentRollbackRequestSerializer, responses=_AgentResponse)
     def rollback(self, request: Request, agentId: str) -> Response:
-        body = AgentRollbackRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        agent = services.agent_rollback(
-            agent_id=agentId, version=body.validated_data["version"], user_id=_stamp(request, body.validated_data.get("userId"))
-        )
+        body = checked(AgentRollbackRequestSerializer, request.data)
+        agent = services.agent_rollback(agent_id=agentId, version=body["version"], user_id=_stamp(request, body.get("userId")))
         return ok(agent=AgentSerializer(agent).data)

@@ -270,16 +270,16 @@ FAMILIES = {
 EXPLAIN = """
 import json
 from django.db import connection
-from chat import selectors
 from chat.serializers import SessionSearchFiltersSerializer
+from chat.search.selectors import SessionSearch, search_count_query, search_page_query
 for name, filters in json.loads({families!r}).items():
     request = SessionSearchFiltersSerializer(data=filters)
     request.is_valid(raise_exception=True)
-    search = selectors.SessionSearch.from_request(dict(request.validated_data))
-    counted = selectors.search_count_query(search)
+    search = SessionSearch.from_request(dict(request.validated_data))
+    counted = search_count_query(search)
     print("=== " + name)
     print("--- the first page")
-    print(selectors.search_page_query(search, total=counted.count())[:21].explain(analyze=True))
+    print(search_page_query(search, total=counted.count())[:21].explain(analyze=True))
     print("--- the total")
     sql, params = counted.query.sql_with_params()
     with connection.cursor() as cursor:

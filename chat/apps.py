@@ -10,8 +10,8 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         from agents.models import AgentDefinition
-        from chat.models import ChatApp
-        from chat.selectors import turn_definitions
+        from chat.chat_apps.models import ChatApp
+        from chat.turn.definitions import turn_definitions
         from knowledge.models import KnowledgeBase
         from tools.models import ToolDefinition
 

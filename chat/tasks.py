@@ -8,7 +8,9 @@ from typing import Any
 
 from django.utils import timezone
 
-from chat import completion, insights, services, webhooks  # noqa: F401  (webhooks registers its poller)
+from chat.chat_apps.services import mock_records_cleanup
+from chat.insights import analysis as insights
+from chat.turn import completion
 from chatplatform.tasks import background, periodic
 
 
@@ -39,4 +41,4 @@ def recover_stalled_work() -> dict[str, int]:
 @periodic("cleanup_mock_records")
 def cleanup_mock_records() -> dict[str, list[str]]:
     """Delete `testType: mock` chat apps, agents and tools older than one day (CONTRACT §1)."""
-    return services.mock_records_cleanup()
+    return mock_records_cleanup()

@@ -1,22 +1,16 @@
-"""SPEC.md / CONTRACT §5 paths of chat records, written out literally."""
+"""The paths of the Chat and Admin APIs' chat records (docs/api.md), written out literally."""
 
 from django.urls import path
 
-from chat.pages import SignInView, chat_page, home, widget_renderer
-from chat.views import (
-    AuthSessionView,
-    ChatAppAdminViewSet,
-    ChatAppViewSet,
-    FeedbackAdminViewSet,
-    FeedbackViewSet,
-    FileViewSet,
-    SessionAdminViewSet,
-    SessionViewSet,
-    UserAdminViewSet,
-    UserViewSet,
-    WebComponentViewSet,
-    WidgetDataViewSet,
-)
+from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
+from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
+from chat.files.views import FileViewSet
+from chat.insights.views import InsightsAdminViewSet
+from chat.pages.views import SignInView, chat_page, home, widget_renderer
+from chat.search.views import SessionSearchViewSet
+from chat.sessions.views import SessionAdminViewSet, SessionViewSet
+from chat.users.views import AuthSessionView, UserAdminViewSet, UserViewSet
+from chat.widgets.views import WebComponentViewSet, WidgetDataViewSet
 
 chat_urlpatterns = [
     path("user", UserViewSet.as_view({"get": "retrieve"}), name="chat-user"),
@@ -26,7 +20,7 @@ chat_urlpatterns = [
     path("sessions", SessionViewSet.as_view({"get": "list"}), name="chat-sessions"),
     path("sessions/<str:sessionId>/messages", SessionViewSet.as_view({"get": "messages"}), name="chat-session-messages"),
     path("sessions/<str:sessionId>/title", SessionViewSet.as_view({"post": "title"}), name="chat-session-title"),
-    path("sessions/<str:sessionId>/feedback", SessionViewSet.as_view({"get": "feedback"}), name="chat-session-feedback"),
+    path("sessions/<str:sessionId>/feedback", FeedbackViewSet.as_view({"get": "for_session"}), name="chat-session-feedback"),
     path("feedback", FeedbackViewSet.as_view({"post": "create"}), name="chat-feedback"),
     # issue 21: the token-to-cookie exchange (CONTRACT §13) and the files attached to messages
     path("auth/session", AuthSessionView.as_view(), name="chat-auth-session"),
@@ -53,10 +47,10 @@ admin_urlpatterns = [
     path("chat-apps/search", ChatAppAdminViewSet.as_view({"post": "search"}), name="admin-chat-apps-search"),
     path("feedback", FeedbackAdminViewSet.as_view({"post": "command"}), name="admin-feedback"),
     path("sessions/<str:sessionId>/messages", SessionAdminViewSet.as_view({"get": "messages"}), name="admin-session-messages"),
-    path("sessions/search", SessionAdminViewSet.as_view({"post": "search"}), name="admin-sessions-search"),
+    path("sessions/search", SessionSearchViewSet.as_view({"post": "search"}), name="admin-sessions-search"),
     path(
         "sessions/<str:sessionId>/insights",
-        SessionAdminViewSet.as_view({"get": "insights", "post": "regenerate_insights"}),
+        InsightsAdminViewSet.as_view({"get": "retrieve", "post": "regenerate"}),
         name="admin-session-insights",
     ),
 ]

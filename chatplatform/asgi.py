@@ -13,9 +13,9 @@ django_asgi_app = get_asgi_application()  # before importing anything that touch
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from chat.authentication import WebSocketAuthMiddleware  # noqa: E402
-from chat.consumers import ConverseConsumer  # noqa: E402
-from chat.endpoint import ConverseEndpoint  # noqa: E402
+from chat.doors.converse import ConverseEndpoint  # noqa: E402
+from chat.doors.websocket import ConverseConsumer  # noqa: E402
+from chat.users.authentication import WebSocketAuthMiddleware  # noqa: E402
 from chatplatform.api.websocket import OriginCheckedWebSocket  # noqa: E402
 from chatplatform.metrics import RequestMetrics  # noqa: E402
 

@@ -378,8 +378,8 @@ USE_TZ = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "chat.authentication.BearerJWTAuthentication",
-        "chat.authentication.SessionCookieAuthentication",
+        "chat.users.authentication.BearerJWTAuthentication",
+        "chat.users.authentication.SessionCookieAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
@@ -403,7 +403,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/",
-    "PREPROCESSING_HOOKS": ["chat.views.document_converse"],
+    "PREPROCESSING_HOOKS": ["chat.doors.schema.document_converse"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "chatplatform.api.schema.add_error_responses"],
 }
 
@@ -442,10 +442,10 @@ if OIDC_ENABLED:
     OIDC_OP_LOGOUT_ENDPOINT = _url_env("OIDC_OP_LOGOUT_ENDPOINT", {"http", "https"})
     if OIDC_OP_LOGOUT_ENDPOINT:
         OIDC_STORE_ID_TOKEN = True
-        OIDC_OP_LOGOUT_URL_METHOD = "chat.oidc.provider_logout_url"
+        OIDC_OP_LOGOUT_URL_METHOD = "chat.users.oidc.provider_logout_url"
     LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?oidc=failed"
     INSTALLED_APPS.append("mozilla_django_oidc")
-    AUTHENTICATION_BACKENDS.append("chat.oidc.ClaimsBackend")
+    AUTHENTICATION_BACKENDS.append("chat.users.oidc.ClaimsBackend")
 
 # --- Rate limits (CONTRACT §10): requests per window, per user (per address when anonymous) ----
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chatplatform.api.errors import InvalidRequest
 from chatplatform.api.pagination import decode_token, encode_token
-from chatplatform.api.views import AdminApiViewSet, ok
+from chatplatform.api.schema import envelope
+from chatplatform.api.views import AdminApiViewSet, checked, ok
 from chatplatform.iac import check_stage, decode_batch
 from directives import selectors, services
 from directives.serializers import (
@@ -65,50 +66,40 @@ class SemanticDirectiveAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="semantic_directive_upsert",
         request=SemanticDirectiveUpsertSerializer,
-        responses=inline_serializer(
-            "SemanticDirectiveResponse", {"success": serializers.BooleanField(), "semanticDirective": SemanticDirectiveSerializer()}
-        ),
+        responses=envelope("SemanticDirectiveResponse", semanticDirective=SemanticDirectiveSerializer()),
         description="Create or update by (scope, id). The service builds `scope` from scopeType + scopeValue (or parses a "
         "given scope), sets createDate once and refreshes lastUpdate; client stamps and groupId are ignored.",
     )
     def upsert(self, request: Request) -> Response:
-        body = DirectiveBodySerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        directive = services.directive_upsert(
-            data=body.validated_data["semanticDirective"], user_id=_stamp(request, body.validated_data.get("userId"))
-        )
+        body = checked(DirectiveBodySerializer, request.data)
+        directive = services.directive_upsert(data=body["semanticDirective"], user_id=_stamp(request, body.get("userId")))
         return ok(semanticDirective=SemanticDirectiveSerializer(directive).data)
 
     @extend_schema(
         operation_id="semantic_directive_delete",
         request=SemanticDirectiveDeleteSerializer,
-        responses=inline_serializer("SemanticDirectiveDeleteResponse", {"success": serializers.BooleanField()}),
+        responses=envelope("SemanticDirectiveDeleteResponse"),
         description="Delete the directive named by {scope, id} (or scopeType + scopeValue + id); 404 NOT_FOUND when absent.",
     )
     def destroy(self, request: Request) -> Response:
-        body = DirectiveBodySerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        services.directive_delete(data=body.validated_data["semanticDirective"], user_id=request.user.pk)
+        body = checked(DirectiveBodySerializer, request.data)
+        services.directive_delete(data=body["semanticDirective"], user_id=request.user.pk)
         return ok()
 
     @extend_schema(
         operation_id="semantic_directives_search",
         request=DirectiveSearchRequestSerializer,
-        responses=inline_serializer(
+        responses=envelope(
             "SemanticDirectiveSearchResponse",
-            {
-                "success": serializers.BooleanField(),
-                "semanticDirectives": SemanticDirectiveSerializer(many=True),
-                "paginationToken": serializers.CharField(required=False, help_text="Present only when a next page exists."),
-            },
+            semanticDirectives=SemanticDirectiveSerializer(many=True),
+            paginationToken=serializers.CharField(required=False, help_text="Present only when a next page exists."),
         ),
         description="Precedence: scopes, else createdBy, else directiveIds, else all; date filters apply in every case. "
         "Ordered by createDate (sortOrder, default desc); pages of `limit` (default 100, at most 1000).",
     )
     def search(self, request: Request) -> Response:
-        body = DirectiveSearchRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        body = checked(DirectiveSearchRequestSerializer, request.data)
+        data = body
         search = selectors.DirectiveSearch(
             scopes=data.get("scopes"),
             created_by=data.get("createdBy") or None,
@@ -132,30 +123,26 @@ class SemanticDirectiveAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="semantic_directives_deploy",
         request=DirectiveDeployRequestSerializer,
-        responses=inline_serializer(
+        responses=envelope(
             "SemanticDirectiveDeployResponse",
-            {
-                "success": serializers.BooleanField(),
-                "applied": serializers.IntegerField(help_text="Directives of the batch now stored (created, updated or unchanged)."),
-                "deleted": serializers.IntegerField(help_text="Directives of the group missing from the batch, deleted."),
-            },
+            applied=serializers.IntegerField(help_text="Directives of the batch now stored (created, updated or unchanged)."),
+            deleted=serializers.IntegerField(help_text="Directives of the group missing from the batch, deleted."),
         ),
         description="Infrastructure-as-code batch (CONTRACT §8), applied atomically: every directive gets groupId; "
         "directives of that groupId missing from the batch are deleted.",
     )
     def deploy(self, request: Request) -> Response:
-        body = DirectiveDeployRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        check_stage(body.validated_data["stage"])
-        payload = decode_batch(body.validated_data["data"])
+        body = checked(DirectiveDeployRequestSerializer, request.data)
+        check_stage(body["stage"])
+        payload = decode_batch(body["data"])
         batch_user = payload.get("userId")
         if batch_user is not None and not isinstance(batch_user, str):
             raise InvalidRequest("must be a string", field="data.userId")
         result = services.directives_deploy(
-            group_id=body.validated_data["groupId"],
+            group_id=body["groupId"],
             directives=payload.get("semanticDirectives"),
             user_id=_stamp(request, batch_user),
-            stage=body.validated_data["stage"],
-            timestamp=body.validated_data.get("timestamp") or "",
+            stage=body["stage"],
+            timestamp=body.get("timestamp") or "",
         )
         return ok(applied=result.applied, deleted=len(result.deleted))

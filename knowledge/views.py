@@ -12,7 +12,8 @@ from rest_framework.response import Response
 from chatplatform.api.bodies import JSONParser
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.api.fields import StrictCharField
-from chatplatform.api.views import AdminApiViewSet, ok
+from chatplatform.api.schema import envelope
+from chatplatform.api.views import AdminApiViewSet, checked, ok
 from knowledge import ingest, selectors, services
 from knowledge.serializers import (
     DocumentFormSerializer,
@@ -27,11 +28,9 @@ from knowledge.serializers import (
 
 _USER_ID = StrictCharField(required=False, allow_blank=True)  # as the request serializer's userId
 _ID = OpenApiParameter("knowledgeBaseId", str, OpenApiParameter.PATH)
-_Success = inline_serializer("KnowledgeBaseDeleteResponse", {"success": serializers.BooleanField()})
-_KnowledgeBaseResponse = inline_serializer(
-    "KnowledgeBaseResponse", {"success": serializers.BooleanField(), "knowledgeBase": KnowledgeBaseSerializer()}
-)
-_DocumentResponse = inline_serializer("DocumentResponse", {"success": serializers.BooleanField(), "document": DocumentSerializer()})
+_Success = envelope("KnowledgeBaseDeleteResponse")
+_KnowledgeBaseResponse = envelope("KnowledgeBaseResponse", knowledgeBase=KnowledgeBaseSerializer())
+_DocumentResponse = envelope("DocumentResponse", document=DocumentSerializer())
 _ResultSerializer = inline_serializer(
     "KnowledgeBaseResult",
     {
@@ -70,11 +69,8 @@ class KnowledgeBaseAdminViewSet(AdminApiViewSet):
         description="Create the knowledge base when knowledgeBaseId is new, else change the fields given.",
     )
     def upsert(self, request: Request) -> Response:
-        body = KnowledgeBaseUpsertRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        base = services.knowledge_base_upsert(
-            data=body.validated_data["knowledgeBase"], user_id=_stamp(request, body.validated_data.get("userId"))
-        )
+        body = checked(KnowledgeBaseUpsertRequestSerializer, request.data)
+        base = services.knowledge_base_upsert(data=body["knowledgeBase"], user_id=_stamp(request, body.get("userId")))
         return ok(knowledgeBase=_render(base.pk))
 
     @extend_schema(operation_id="knowledge_base_get", parameters=[_ID], responses=_KnowledgeBaseResponse)
@@ -89,30 +85,24 @@ class KnowledgeBaseAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="knowledge_bases_search",
         request=KnowledgeBaseSearchRequestSerializer,
-        responses=inline_serializer(
-            "KnowledgeBaseSearchResponse", {"success": serializers.BooleanField(), "knowledgeBases": KnowledgeBaseSerializer(many=True)}
-        ),
+        responses=envelope("KnowledgeBaseSearchResponse", knowledgeBases=KnowledgeBaseSerializer(many=True)),
     )
     def search(self, request: Request) -> Response:
-        body = KnowledgeBaseSearchRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        bases = selectors.knowledge_bases_search(knowledge_base_ids=body.validated_data.get("knowledgeBaseIds"))
+        body = checked(KnowledgeBaseSearchRequestSerializer, request.data)
+        bases = selectors.knowledge_bases_search(knowledge_base_ids=body.get("knowledgeBaseIds"))
         return ok(knowledgeBases=KnowledgeBaseSerializer(bases, many=True).data)
 
     @extend_schema(
         operation_id="knowledge_base_query",
         parameters=[_ID],
         request=QueryRequestSerializer,
-        responses=inline_serializer("KnowledgeBaseQueryResponse", {"success": serializers.BooleanField(), "results": _ResultSerializer}),
+        responses=envelope("KnowledgeBaseQueryResponse", results=_ResultSerializer),
         description="The results a model would get for this query, best first.",
     )
     def query(self, request: Request, knowledgeBaseId: str) -> Response:
-        body = QueryRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = checked(QueryRequestSerializer, request.data)
         try:
-            results = selectors.search(
-                knowledge_base=knowledgeBaseId, query=body.validated_data["query"], top_k=body.validated_data.get("topK")
-            )
+            results = selectors.search(knowledge_base=knowledgeBaseId, query=body["query"], top_k=body.get("topK"))
         except selectors.SearchError as exc:
             # The provider failed, not the request (as a model failure of a turn).
             raise ApiError(f"the search failed: {exc}", code=Code.INTERNAL_ERROR, status_code=502)
@@ -127,9 +117,7 @@ class DocumentAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="knowledge_base_documents",
         parameters=[_ID],
-        responses=inline_serializer(
-            "KnowledgeBaseDocumentsResponse", {"success": serializers.BooleanField(), "documents": DocumentSerializer(many=True)}
-        ),
+        responses=envelope("KnowledgeBaseDocumentsResponse", documents=DocumentSerializer(many=True)),
     )
     def list(self, request: Request, knowledgeBaseId: str) -> Response:
         return ok(documents=DocumentSerializer(selectors.documents_of(knowledge_base_id=knowledgeBaseId), many=True).data)
@@ -160,27 +148,25 @@ class DocumentAdminViewSet(AdminApiViewSet):
                 status_code=413,
             )
         if request.content_type.startswith("multipart/"):
-            form = DocumentFormSerializer(data=request.data)
-            form.is_valid(raise_exception=True)
-            upload = form.validated_data["file"]
+            form = checked(DocumentFormSerializer, request.data)
+            upload = form["file"]
             fields = {
-                "title": form.validated_data.get("title") or upload.name or "",
+                "title": form.get("title") or upload.name or "",
                 "data": upload.read(),
                 "mime_type": ingest.mime_type_of(upload.content_type, upload.name),
-                "source_url": form.validated_data.get("sourceUrl"),
+                "source_url": form.get("sourceUrl"),
             }
-            user_id = form.validated_data.get("userId")
+            user_id = form.get("userId")
         else:
-            body = DocumentUploadRequestSerializer(data=request.data)
-            body.is_valid(raise_exception=True)
-            document = body.validated_data["document"]
+            body = checked(DocumentUploadRequestSerializer, request.data)
+            document = body["document"]
             fields = {
                 "title": document["title"],
                 "data": document["text"].encode(),
                 "mime_type": document.get("mimeType", "text/plain"),
                 "source_url": document.get("sourceUrl"),
             }
-            user_id = body.validated_data.get("userId")
+            user_id = body.get("userId")
         document = services.document_add(knowledge_base_id=knowledgeBaseId, user_id=_stamp(request, user_id), **fields)
         return ok(document=DocumentSerializer(document).data)
 

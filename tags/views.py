@@ -4,13 +4,14 @@ definitions"; CONTRACT §5, §8, §10). The views parse, call a service or selec
 from __future__ import annotations
 
 from django.http import HttpResponse
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chatplatform.api.permissions import acting_user_id
-from chatplatform.api.views import AdminApiViewSet, ApiViewSet, ok, ok_encoded
+from chatplatform.api.schema import envelope
+from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, ok, ok_encoded
 from chatplatform.iac import check_stage, decode_batch
 from tags import selectors, services
 from tags.serializers import (
@@ -24,13 +25,10 @@ from tags.serializers import (
     validate_batch,
 )
 
-_SEARCH_RESPONSE = inline_serializer(
+_SEARCH_RESPONSE = envelope(
     "TagDefinitionSearchResponse",
-    {
-        "success": serializers.BooleanField(),
-        "tagDefinitions": TagDefinitionSerializer(many=True),
-        "paginationToken": serializers.CharField(required=False, help_text="Present when there is a next page."),
-    },
+    tagDefinitions=TagDefinitionSerializer(many=True),
+    paginationToken=serializers.CharField(required=False, help_text="Present when there is a next page."),
 )
 
 
@@ -42,31 +40,27 @@ class TagDefinitionAdminViewSet(AdminApiViewSet):
 
     @extend_schema(
         request=TagDefinitionUpsertRequestSerializer,
-        responses=inline_serializer(
-            "TagDefinitionUpsertResponse", {"success": serializers.BooleanField(), "tagDefinition": TagDefinitionSerializer()}
-        ),
+        responses=envelope("TagDefinitionUpsertResponse", tagDefinition=TagDefinitionSerializer()),
         summary="Create or update a tag definition (keyed by scope and tag)",
         description="Creates the definition when (scope, tag) is absent, else replaces it. The service sets createDate and "
         "createdBy once and refreshes lastUpdate and lastUpdatedBy (from userId, else the caller). The older form "
         "(llmInstructions + boolean enabled) is accepted and completed. Rendering contexts are returned in the object form.",
     )
     def upsert(self, request: Request) -> Response:
-        body = TagDefinitionUpsertRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        user_id = acting_user_id(request, body.validated_data.get("userId"))
-        definition = services.tag_upsert(definition=body.validated_data["tagDefinition"], user_id=user_id)
+        body = checked(TagDefinitionUpsertRequestSerializer, request.data)
+        user_id = acting_user_id(request, body.get("userId"))
+        definition = services.tag_upsert(definition=body["tagDefinition"], user_id=user_id)
         return ok(tagDefinition=render(definition))
 
     @extend_schema(
         request=TagDefinitionDeleteRequestSerializer,
-        responses={200: inline_serializer("TagDefinitionDeleteResponse", {"success": serializers.BooleanField()})},
+        responses={200: envelope("TagDefinitionDeleteResponse")},
         summary="Delete a tag definition for good",
         description="Permanent. 404 NOT_FOUND naming scope and tag when the definition does not exist.",
     )
     def destroy(self, request: Request) -> Response:
-        body = TagDefinitionDeleteRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        target = body.validated_data["tagDefinition"]
+        body = checked(TagDefinitionDeleteRequestSerializer, request.data)
+        target = body["tagDefinition"]
         services.tag_delete(scope=target["scope"], tag=target["tag"], user_id=request.user.pk)
         return ok()
 
@@ -78,17 +72,14 @@ class TagDefinitionAdminViewSet(AdminApiViewSet):
         "Instructions only with includeInstructions: true.",
     )
     def search(self, request: Request) -> Response:
-        body = TagDefinitionSearchRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        page = selectors.tags_admin_search(pagination_token=body.validated_data.get("paginationToken"))
-        definitions = render_many(page.definitions, include_instructions=body.validated_data["includeInstructions"])
+        body = checked(TagDefinitionSearchRequestSerializer, request.data)
+        page = selectors.tags_admin_search(pagination_token=body.get("paginationToken"))
+        definitions = render_many(page.definitions, include_instructions=body["includeInstructions"])
         return ok(**selectors.page_fields(definitions, page.pagination_token))
 
     @extend_schema(
         request=None,
-        responses=inline_serializer(
-            "TagCacheClearResponse", {"success": serializers.BooleanField(), "cleared": serializers.BooleanField()}
-        ),
+        responses=envelope("TagCacheClearResponse", cleared=serializers.BooleanField()),
         summary="Clear the tag definition cache",
         description="Every cached tag entry becomes stale at once, in every server process.",
     )
@@ -98,25 +89,21 @@ class TagDefinitionAdminViewSet(AdminApiViewSet):
 
     @extend_schema(
         request=TagDefinitionDeployRequestSerializer,
-        responses=inline_serializer(
-            "TagDefinitionDeployResponse",
-            {"success": serializers.BooleanField(), "applied": serializers.IntegerField(), "deleted": serializers.IntegerField()},
-        ),
+        responses=envelope("TagDefinitionDeployResponse", applied=serializers.IntegerField(), deleted=serializers.IntegerField()),
         summary="Apply an infrastructure-as-code batch of tag definitions",
         description="data is base64 of gzip of {userId, tagDefinitions}. stage must equal CHAT_STAGE. Every member joins "
         "groupId; members of the group missing from the batch are deleted; all or nothing. {{stage}} in a web component "
         "url becomes the stage.",
     )
     def deploy(self, request: Request) -> Response:
-        body = TagDefinitionDeployRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        check_stage(body.validated_data["stage"])
-        batch_user_id, definitions = validate_batch(decode_batch(body.validated_data["data"]))
+        body = checked(TagDefinitionDeployRequestSerializer, request.data)
+        check_stage(body["stage"])
+        batch_user_id, definitions = validate_batch(decode_batch(body["data"]))
         result = services.tags_deploy(
             definitions=definitions,
-            group_id=body.validated_data["groupId"],
+            group_id=body["groupId"],
             user_id=acting_user_id(request, batch_user_id),
-            timestamp=body.validated_data.get("timestamp"),
+            timestamp=body.get("timestamp"),
         )
         return ok(applied=result.applied, deleted=result.deleted)
 
@@ -134,11 +121,10 @@ class TagDefinitionChatViewSet(ApiViewSet):
         "llmInstructionsMd and llmInstructions only with includeInstructions: true.",
     )
     def search(self, request: Request) -> HttpResponse:
-        body = TagDefinitionSearchRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = checked(TagDefinitionSearchRequestSerializer, request.data)
         return ok_encoded(
             selectors.tags_enabled_search(
-                pagination_token=body.validated_data.get("paginationToken"),
-                include_instructions=body.validated_data["includeInstructions"],
+                pagination_token=body.get("paginationToken"),
+                include_instructions=body["includeInstructions"],
             )
         )

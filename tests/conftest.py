@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from chat.models import forget_local_users
+from chat.users.models import forget_local_users
 from chatplatform import db, generations
 from chatplatform.api.authentication import sign_token
 from chatplatform.llm import http

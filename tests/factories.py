@@ -9,7 +9,8 @@ from typing import Any
 import factory
 
 from agents.models import AgentDefinition
-from chat.models import ChatApp, ChatMessage, ChatSession
+from chat.chat_apps.models import ChatApp
+from chat.sessions.models import ChatMessage, ChatSession
 from directives.models import SemanticDirective
 from directives.scopes import parse_scope
 from tags.models import TagDefinition, TagStatus, UsageMode

@@ -10,7 +10,8 @@ from rest_framework.response import Response
 
 from chatplatform.api.errors import NotFound
 from chatplatform.api.fields import StrictCharField
-from chatplatform.api.views import AdminApiViewSet, ok
+from chatplatform.api.schema import envelope
+from chatplatform.api.views import AdminApiViewSet, checked, ok
 from tools import selectors, services
 from tools.serializers import ToolSerializer, ToolWriteSerializer
 
@@ -35,7 +36,7 @@ class ToolSearchSerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
 
 
-_ToolResponse = inline_serializer("ToolResponse", {"success": serializers.BooleanField(), "tool": ToolSerializer()})
+_ToolResponse = envelope("ToolResponse", tool=ToolSerializer())
 
 
 class ToolAdminViewSet(AdminApiViewSet):
@@ -49,10 +50,9 @@ class ToolAdminViewSet(AdminApiViewSet):
         "definition, then validated as a whole). auth.clientSecret is never returned; sending the placeholder back keeps it.",
     )
     def upsert(self, request: Request) -> Response:
-        body = ToolUpsertSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        user_id = body.validated_data.get("userId") or request.user.pk
-        tool = services.tool_upsert(tool=body.validated_data["tool"], user_id=user_id)
+        body = checked(ToolUpsertSerializer, request.data)
+        user_id = body.get("userId") or request.user.pk
+        tool = services.tool_upsert(tool=body["tool"], user_id=user_id)
         return ok(tool=ToolSerializer(tool).data)
 
     @extend_schema(operation_id="tool_retrieve", responses=_ToolResponse)
@@ -65,7 +65,7 @@ class ToolAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="tool_destroy",
         request=None,
-        responses=inline_serializer("ToolDeleteResponse", {"success": serializers.BooleanField()}),
+        responses=envelope("ToolDeleteResponse"),
     )
     def destroy(self, request: Request, tool_id: str) -> Response:
         if not services.tool_delete(tool_id=tool_id, user_id=request.user.pk):
@@ -75,10 +75,9 @@ class ToolAdminViewSet(AdminApiViewSet):
     @extend_schema(
         operation_id="tools_search",
         request=ToolSearchSerializer,
-        responses=inline_serializer("ToolSearchResponse", {"success": serializers.BooleanField(), "tools": ToolSerializer(many=True)}),
+        responses=envelope("ToolSearchResponse", tools=ToolSerializer(many=True)),
     )
     def search(self, request: Request) -> Response:
-        body = ToolSearchSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        tools = selectors.tools_search(tool_ids=body.validated_data.get("toolIds"))
+        body = checked(ToolSearchSerializer, request.data)
+        tools = selectors.tools_search(tool_ids=body.get("toolIds"))
         return ok(tools=ToolSerializer(tools, many=True).data)

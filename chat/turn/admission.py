@@ -27,11 +27,16 @@ from rest_framework import exceptions
 
 from agents.access import agent_access
 from agents.selectors import agent_get
-from chat import selectors, services
-from chat.authentication import user_for_cookie, user_for_token
-from chat.models import ChatUser
-from chat.serializers import ChatUserSerializer, ConverseRequestSerializer
+from chat.chat_apps.selectors import chat_app_get, chat_app_usable_by
+from chat.sessions.selectors import session_uuid
+from chat.turn.definitions import turn_definitions
+from chat.turn.lock import TurnClaim, turn_claim
 from chat.turn.prompt import TurnContext, build_context
+from chat.turn.serializers import ConverseRequestSerializer
+from chat.users.authentication import user_for_cookie, user_for_token
+from chat.users.models import ChatUser
+from chat.users.serializers import ChatUserSerializer
+from chat.users.services import user_get_or_create
 from chatplatform import inflight
 from chatplatform.api import bodies, ratelimit
 from chatplatform.api.authentication import verified_subject
@@ -106,7 +111,7 @@ class Admitted:
 
     budget: ratelimit.Budget
     context: TurnContext
-    claim: services.TurnClaim
+    claim: TurnClaim
 
 
 class Refused(Exception):
@@ -142,7 +147,7 @@ def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelim
             raise RateLimited(budget.retry_after())
         request = validate(parse(body, content_type))
         context = _context(request, user)
-        claim = services.turn_claim(
+        claim = turn_claim(
             session_id=context.session_id,
             user=context.user,
             chat_app_id=context.chat_app_id,
@@ -197,16 +202,16 @@ def _context(request: dict[str, Any], caller: ChatUser) -> TurnContext:
     requested_user = request.get("userId") or caller.pk
     if requested_user != caller.pk and not is_admin(caller):
         raise PermissionDenied("insufficient permissions: userId must be your own")
-    user = caller if requested_user == caller.pk else services.user_get_or_create(user_id=requested_user)
-    read = selectors.turn_definitions.reader()
-    app = read(("chat-app", request["chatAppId"]), lambda: selectors.chat_app_get(chat_app_id=request["chatAppId"]))
-    if not selectors.chat_app_usable_by(app, user):
+    user = caller if requested_user == caller.pk else user_get_or_create(user_id=requested_user)
+    read = turn_definitions.reader()
+    app = read(("chat-app", request["chatAppId"]), lambda: chat_app_get(chat_app_id=request["chatAppId"]))
+    if not chat_app_usable_by(app, user):
         raise PermissionDenied(
             f"insufficient permissions: chat app {app.pk} {'is disabled' if not app.enabled else 'is not available to you'}"
         )
     agent = read(("agent", request["agentId"]), lambda: agent_get(agent_id=request["agentId"]))
     # Whether the session is this user's and this chat app's is checked where the ticket is taken (404).
-    session_id = selectors.session_uuid(request["sessionId"]) if request.get("sessionId") else None
+    session_id = session_uuid(request["sessionId"]) if request.get("sessionId") else None
     fields = user_fields(user)
     decision = agent_access(access_rules=agent.access_rules, rollout_policy=agent.rollout_policy, user=fields)
     if not decision.allowed:

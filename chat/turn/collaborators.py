@@ -22,10 +22,11 @@ from typing import Any
 
 from django.conf import settings
 
-from chat import selectors
+from chat.sessions.usage import usage_fields
 from chat.turn import prompt
+from chat.turn.definitions import turn_definitions
 from chat.turn.prompt import Collaborator, TurnContext
-from chat.turn.usage import Ledger, usage_fields
+from chat.turn.usage import Ledger
 from chatplatform import llm
 from chatplatform.db import on_db_thread
 
@@ -87,7 +88,7 @@ async def invoke(
 
 
 def _context(parent: TurnContext, collaborator: Collaborator) -> TurnContext:
-    context = prompt.for_agent(parent, collaborator.agent, selectors.turn_definitions.reader(), depth=parent.depth + 1)
+    context = prompt.for_agent(parent, collaborator.agent, turn_definitions.reader(), depth=parent.depth + 1)
     # A collaborator neither chooses directives again nor sees the user's files: its request says what it needs.
     context.candidates, context.attachments = [], ()
     return context

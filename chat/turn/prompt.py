@@ -19,10 +19,11 @@ from agents.access import agent_access
 from agents.models import AgentDefinition
 from agents.prompts import render_system_prompt
 from agents.selectors import agent_get
-from chat import selectors
-from chat.features import KNOWN_FEATURES, resolve_features
-from chat.files import ModelInput
-from chat.models import ChatApp, ChatUser
+from chat.chat_apps.features import KNOWN_FEATURES, resolve_features
+from chat.chat_apps.models import ChatApp
+from chat.files.content import ModelInput
+from chat.files.selectors import file_model_input, message_files
+from chat.users.models import ChatUser
 from chatplatform import llm
 from chatplatform.api.errors import NotFound
 from directives.selectors import directives_candidates
@@ -121,7 +122,7 @@ def build_context(
     if feature_on(features, "tags"):
         tag_text = instructions_for(site_features=site, app_features=app_features)
         tool_tags = tags_for_tools(site_features=site, app_features=app_features)
-    files = selectors.message_files(user=user, files=request.get("files") or [], features=features)
+    files = message_files(user=user, files=request.get("files") or [], features=features)
     entity = _entity_value(features, user_fields["customData"])
     candidates: list[Any] = []
     if feature_on(features, "instructionAugmentation"):
@@ -147,7 +148,7 @@ def build_context(
         tools={},
         tool_tags=tool_tags,
         tag_instructions=tag_text,
-        attachments=tuple(_attachment(selectors.file_model_input(file)) for file in files),
+        attachments=tuple(_attachment(file_model_input(file)) for file in files),
     )
     return for_agent(shared, agent, read)
 

@@ -21,13 +21,13 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError
 
-from chat import services
+from chat.sessions.titles import fallback_title, title_session, title_without_model
 from chat.turn import collaborators
 from chat.turn.admission import Admitted
 from chat.turn.events import Turn, TurnEvent, error_event
+from chat.turn.lock import TURN_LEASE, TurnClaim, turn_finish, turn_renew, turn_try_start
 from chat.turn.prompt import SUPERVISOR_ROUTER, TurnContext, with_directives
 from chat.turn.reply import Emit, Transcript, respond, toolset, trace
-from chat.turn.titles import fallback_title, title_session, title_without_model
 from chat.turn.usage import Ledger, ms_since
 from chat.turn.verification import verify
 from chatplatform import inflight, llm, metrics
@@ -65,7 +65,7 @@ class _Failed(Exception):
         self.error = {"code": event.data.get("code") or Code.INTERNAL_ERROR, "message": event.data.get("error", "")}
 
 
-async def _run(context: TurnContext, claim: services.TurnClaim, emit: Emit) -> None:
+async def _run(context: TurnContext, claim: TurnClaim, emit: Emit) -> None:
     transcript, ledger = Transcript(emit), Ledger()
     lease: _Lease | None = None
     started = time.perf_counter()
@@ -108,7 +108,7 @@ async def _run(context: TurnContext, claim: services.TurnClaim, emit: Emit) -> N
         emit(None)
 
 
-async def _answer(context: TurnContext, claim: services.TurnClaim, transcript: Transcript, ledger: Ledger, started: float) -> None:
+async def _answer(context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float) -> None:
     emit = transcript.emit
     assert claim.user_message is not None
     session_id = context.session_id = claim.session_id
@@ -171,14 +171,14 @@ async def _with_chosen_directives(context: TurnContext, ledger: Ledger, emit: Em
     return with_directives(context.system_prompt, selection.chosen) if selection.chosen else context.system_prompt
 
 
-async def _wait_for_ticket(context: TurnContext, claim: services.TurnClaim) -> services.TurnClaim:
+async def _wait_for_ticket(context: TurnContext, claim: TurnClaim) -> TurnClaim:
     """The claim once this turn may start: earlier turns of the session have finished."""
     delay = 0.01
     while claim.user_message is None:
         # Another turn of this session runs (possibly in another process): poll its hand-over.
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.25)
-        claim = await on_db_thread(services.turn_try_start)(claim=claim, message=context.message, files=context.files) or claim
+        claim = await on_db_thread(turn_try_start)(claim=claim, message=context.message, files=context.files) or claim
     return claim
 
 
@@ -201,7 +201,7 @@ async def _stored(function: Callable[..., T], **kwargs: Any) -> T:
 
 
 async def _finish(
-    claim: services.TurnClaim,
+    claim: TurnClaim,
     ledger: Ledger,
     started: float,
     *,
@@ -216,7 +216,7 @@ async def _finish(
     answer_id = uuid.uuid4()  # chosen here: a try whose commit was not confirmed shows up as this id taken
     try:
         _, titled = await _stored(
-            services.turn_finish,
+            turn_finish,
             answer_id=answer_id,
             session_id=claim.session_id,
             ticket=claim.ticket,
@@ -238,9 +238,7 @@ async def _finish(
     return answer_id, titled
 
 
-async def _fail(
-    context: TurnContext, claim: services.TurnClaim, transcript: Transcript, ledger: Ledger, started: float, failed: _Failed
-) -> None:
+async def _fail(context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float, failed: _Failed) -> None:
     """Tell the client, then store what was streamed as a failed answer (the session moves on with it)."""
     if transcript.stored:  # the answer and its `done` went out; only the title step failed
         logger.info("after the answer of session %s: %s", claim.session_id, failed.error["message"])
@@ -258,9 +256,9 @@ class _Lease:
     """Renews the turn's hold on its session every TURN_LEASE / 3 while it runs (a timer, not a
     task, for the turns that end sooner, most of them)."""
 
-    def __init__(self, claim: services.TurnClaim) -> None:
+    def __init__(self, claim: TurnClaim) -> None:
         self.claim = claim
-        self.period = services.TURN_LEASE.total_seconds() / 3
+        self.period = TURN_LEASE.total_seconds() / 3
         self.loop = asyncio.get_running_loop()
         self.handle: asyncio.TimerHandle | None = self.loop.call_later(self.period, self._due)
         self.renewing: asyncio.Task[None] | None = None
@@ -271,7 +269,7 @@ class _Lease:
 
     async def _renew(self) -> None:
         try:
-            await on_db_thread(services.turn_renew)(session_id=self.claim.session_id, ticket=self.claim.ticket)
+            await on_db_thread(turn_renew)(session_id=self.claim.session_id, ticket=self.claim.ticket)
         except Exception:
             logger.warning("the lease of session %s could not be renewed", self.claim.session_id, exc_info=True)
 

@@ -7,11 +7,19 @@ from typing import Any
 
 from django.core.validators import RegexValidator
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
 # What a JSON field holds when no validator says more: any JSON value but null (DRF's JSONField
 # refuses null unless allow_null).
 ANY_JSON = {"anyOf": [{"type": "object"}, {"type": "array"}, {"type": "string"}, {"type": "number"}, {"type": "boolean"}]}
+
+
+def envelope(name: str, **fields: serializers.Field) -> serializers.Serializer:
+    """The schema of a success answer: `{success: true, **fields}` (docs/api.md, "Envelope"), named
+    `name` among the schema's components. The failure envelope is added to every operation by
+    AutoSchema."""
+    return inline_serializer(name, {"success": serializers.BooleanField(), **fields})
 
 
 def documented(schema: dict[str, Any]) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, viewsets
+from rest_framework import exceptions, serializers, viewsets
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -19,6 +19,13 @@ from rest_framework.views import APIView
 from chatplatform.api import ratelimit
 from chatplatform.api.errors import NotFound, RateLimited
 from chatplatform.api.permissions import IsChatAdmin
+
+
+def checked(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    """What a request body or query holds once `serializer_class` accepts it; 400 naming the field and the rule otherwise."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
 
 
 def ok(**fields: Any) -> Response:

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from agents.models import AgentDefinition, AgentVersion
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from tests.factories import AgentFactory, ToolDefinitionFactory, function
 from tools.models import LifecycleStatus, ToolDefinition
 

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from agents.models import AgentDefinition
-from chat.models import ChatApp
+from chat.chat_apps.models import ChatApp
 from chat.tasks import cleanup_mock_records
 from tools.models import ToolDefinition
 

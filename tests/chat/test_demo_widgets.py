@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from chatplatform.models import StoredObject
 from tests.chat.test_pages import config_of
 

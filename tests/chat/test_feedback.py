@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
-from chat.models import FeedbackComment, FeedbackType
+from chat.feedback.models import FeedbackComment, FeedbackType
 from tests.conftest import assert_error
 from tests.factories import ChatSessionFactory
 

@@ -12,9 +12,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from moto import mock_aws
 
-from chat import selectors
-from chat.files import model_input
-from chat.models import ChatFile, ChatUser
+from chat.chat_apps.selectors import chat_app_features, chat_app_get
+from chat.files.content import model_input
+from chat.files.models import ChatFile
+from chat.files.selectors import file_model_input, message_files
+from chat.users.models import ChatUser
 from chatplatform.api.errors import InvalidRequest, NotFound
 from tests.conftest import assert_error
 from tests.factories import ChatAppFactory
@@ -180,24 +182,24 @@ def test_the_files_of_a_converse_body_are_the_callers_and_allowed(user_client):
     alice = ChatUser.objects.get_or_create(user_id="alice")[0]
     notes = upload(user_client).json()["file"]
     image = upload(user_client, "dot.png", png(), "image/png").json()["file"]
-    features = selectors.chat_app_features(selectors.chat_app_get(chat_app_id="files"))
+    features = chat_app_features(chat_app_get(chat_app_id="files"))
 
-    files = selectors.message_files(user=alice, files=[image, {"fileId": notes["fileId"]}], features=features)
+    files = message_files(user=alice, files=[image, {"fileId": notes["fileId"]}], features=features)
     assert [file.as_message_file() for file in files] == [image, notes]
-    assert selectors.message_files(user=alice, files=[], features={}) == []
+    assert message_files(user=alice, files=[], features={}) == []
 
     with pytest.raises(InvalidRequest, match=r"files: file upload is not enabled"):
-        selectors.message_files(user=alice, files=[notes], features={})
+        message_files(user=alice, files=[notes], features={})
     with pytest.raises(InvalidRequest, match=r"files\[0\]\.fileId: must be the fileId of an uploaded file"):
-        selectors.message_files(user=alice, files=[{"fileName": "x"}], features=features)
+        message_files(user=alice, files=[{"fileName": "x"}], features=features)
     with pytest.raises(InvalidRequest, match=r"files\[1\]: names file .* a second time"):
-        selectors.message_files(user=alice, files=[notes, notes], features=features)
+        message_files(user=alice, files=[notes, notes], features=features)
     mallory = ChatUser.objects.create_user("mallory")
     with pytest.raises(NotFound, match=r"files\[0\]: file .* not found"):
-        selectors.message_files(user=mallory, files=[notes], features=features)
+        message_files(user=mallory, files=[notes], features=features)
     narrower = {"fileUpload": {"enabled": True, "mimeTypesAllowed": ["text/plain"]}}
     with pytest.raises(InvalidRequest, match=r"files\[0\]: image/png files are not allowed"):
-        selectors.message_files(user=alice, files=[image], features=narrower)
+        message_files(user=alice, files=[image], features=narrower)
 
 
 def test_a_model_gets_text_as_text_and_images_as_image_input(user_client):
@@ -205,7 +207,7 @@ def test_a_model_gets_text_as_text_and_images_as_image_input(user_client):
     upload(user_client, content="héllo\n".encode())
     upload(user_client, "dot.png", png(), "image/png")
     alice = ChatUser.objects.get(user_id="alice")
-    text, image = (selectors.file_model_input(file) for file in ChatFile.objects.filter(user=alice).order_by("create_date"))
+    text, image = (file_model_input(file) for file in ChatFile.objects.filter(user=alice).order_by("create_date"))
     assert (text.kind, text.text, text.data) == ("text", "héllo\n", None)
     assert (image.kind, image.mime_type, image.data) == ("image", "image/png", png())
     assert model_input(file_name="a.pdf", mime_type="application/pdf", content=b"%PDF").kind == "other"

@@ -9,7 +9,8 @@ import re
 import pytest
 from django.test import Client
 
-from chat.models import ChatSession, ChatUser
+from chat.sessions.models import ChatSession
+from chat.users.models import ChatUser
 from tests.conftest import assert_error, bearer_token
 from tests.factories import ChatAppFactory
 

@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 
-from chat import insights
-from chat.models import ChatSession, ChatSessionFeedback, ChatUser, FeedbackComment, SessionInsight
+from chat.feedback.models import ChatSessionFeedback, FeedbackComment
+from chat.insights import analysis as insights
+from chat.insights.models import SessionInsight
+from chat.sessions.models import ChatSession
+from chat.users.models import ChatUser
 from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db

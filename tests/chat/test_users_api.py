@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from tests.conftest import assert_error
 
 

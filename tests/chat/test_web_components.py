@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from moto import mock_aws
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from chat.models import ChatUser, WidgetData
+from chat.users.models import ChatUser
+from chat.widgets.models import WidgetData
 from tests.chat.test_pages import config_of
 from tests.conftest import assert_error
 from tests.factories import ChatAppFactory

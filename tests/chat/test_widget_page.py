@@ -9,7 +9,7 @@ import re
 import pytest
 from django.test import Client
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from tests.chat.test_pages import config_of
 from tests.factories import ChatAppFactory, TagDefinitionFactory
 

@@ -8,7 +8,8 @@ import pytest
 from django.test import Client
 
 from agents.models import AgentDefinition
-from chat.models import ChatApp, ChatUser
+from chat.chat_apps.models import ChatApp
+from chat.users.models import ChatUser
 from tests.factories import AgentFactory, ChatAppFactory
 
 ADD_URL = "/admin/chat/chatapp/add/"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.models import AgentDefinition
-from chat.models import ChatApp
+from chat.chat_apps.models import ChatApp
 from tests.conftest import assert_error
 from tests.factories import AgentFactory, ChatAppFactory
 

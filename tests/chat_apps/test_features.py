@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.features import InvalidFeatures, resolve_features, validate_features
+from chat.chat_apps.features import InvalidFeatures, resolve_features, validate_features
 from tests.factories import AgentFactory
 
 VALID_FEATURES = {

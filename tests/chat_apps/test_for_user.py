@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from tests.conftest import assert_error
 from tests.factories import ChatAppFactory
 

@@ -18,7 +18,8 @@ from django.urls import get_resolver
 from django.urls.resolvers import URLPattern, URLResolver
 from rest_framework.test import APIClient
 
-from chat.models import ChatFile, ChatUser
+from chat.files.models import ChatFile
+from chat.users.models import ChatUser
 from tests.conftest import assert_error, bearer_token
 from tests.factories import ChatSessionFactory
 

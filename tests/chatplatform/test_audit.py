@@ -8,7 +8,7 @@ import json
 import pytest
 from django.test import Client
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from chatplatform.models import AuditEntry
 from tests.factories import tool_payload
 

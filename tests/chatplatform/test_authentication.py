@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from tests.conftest import assert_error, bearer_token
 
 

@@ -52,7 +52,7 @@ def test_non_admin_gets_403_on_admin_endpoints(user_client, method, path, body):
 
 
 def test_staff_flag_alone_makes_an_admin(client_for, db):
-    from chat.models import ChatUser
+    from chat.users.models import ChatUser
 
     ChatUser.objects.create_user("staffer", is_staff=True)
     assert client_for("staffer").post("/api/chat-admin/users/search", {}, format="json").status_code == 200

@@ -57,12 +57,11 @@ def test_wrong_method_is_a_405_in_the_envelope(user_client):
 
 
 def test_unexpected_failure_is_a_500_without_details(admin_client, monkeypatch):
-    from chat import selectors
 
     def explode(**kwargs):
         raise RuntimeError("db password is hunter2")
 
-    monkeypatch.setattr(selectors, "users_search", explode)
+    monkeypatch.setattr("chat.users.views.users_search", explode)
     response = admin_client.post("/api/chat-admin/users/search", {}, format="json")
     body = assert_error(response, 500, "INTERNAL_ERROR")
     assert "hunter2" not in response.content.decode()

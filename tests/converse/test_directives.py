@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from chat.models import ChatMessage
+from chat.sessions.models import ChatMessage
 from tests.converse.helpers import converse
 from tests.factories import SemanticDirectiveFactory
 from tests.peers import Reply

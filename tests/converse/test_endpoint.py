@@ -12,8 +12,9 @@ from channels.testing import WebsocketCommunicator
 from django.core.cache import caches
 from django.test import Client
 
-from chat.models import ChatMessage, ChatUser
+from chat.sessions.models import ChatMessage
 from chat.turn import wait_for_running_turns
+from chat.users.models import ChatUser
 from chatplatform.asgi import application
 from tests.asgi_client import AsgiClient
 from tests.conftest import assert_error, bearer_token

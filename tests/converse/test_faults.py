@@ -14,7 +14,7 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.db import connection
 
-from chat.models import ChatMessage
+from chat.sessions.models import ChatMessage
 from chat.turn import wait_for_running_turns
 from chatplatform.asgi import application
 from tests.conftest import bearer_token
@@ -220,7 +220,7 @@ async def test_json_nested_beyond_reason_gets_an_error_and_the_socket_stays_usab
 def _admin_session_page(session_id: str) -> str:
     from django.test import Client
 
-    from chat.models import ChatUser
+    from chat.users.models import ChatUser
 
     browser = Client()
     browser.force_login(ChatUser.objects.create_superuser("faults-admin"))

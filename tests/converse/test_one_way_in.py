@@ -10,8 +10,8 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from chat.models import ChatUser
 from chat.turn import wait_for_running_turns
+from chat.users.models import ChatUser
 from chatplatform.asgi import application
 from tests.asgi_client import AsgiClient
 from tests.conftest import bearer_token

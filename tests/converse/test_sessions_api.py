@@ -8,7 +8,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from chat.models import ChatSessionFeedback, ChatUser
+from chat.feedback.models import ChatSessionFeedback
+from chat.users.models import ChatUser
 from tests.conftest import assert_error
 from tests.factories import ChatMessageFactory, ChatSessionFactory
 

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from agents.models import AgentDefinition
-from chat.models import ChatApp, ChatMessage
+from chat.chat_apps.models import ChatApp
+from chat.sessions.models import ChatMessage
 from tests.converse.helpers import converse, converse_sse
 from tests.factories import TagDefinitionFactory, ToolDefinitionFactory
 from tests.peers import Reply, ToolCall

@@ -8,8 +8,9 @@ import asyncio
 import pytest
 from channels.testing import WebsocketCommunicator
 
-from chat.models import ChatMessage, ChatSession, ChatUser
+from chat.sessions.models import ChatMessage, ChatSession
 from chat.turn import wait_for_running_turns
+from chat.users.models import ChatUser
 from chatplatform.asgi import application
 from tests.asgi_client import AsgiClient
 from tests.conftest import assert_error, bearer_token

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from django.test import Client
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from directives.models import SemanticDirective
 from tests.factories import SemanticDirectiveFactory
 

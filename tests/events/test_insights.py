@@ -12,8 +12,8 @@ import uuid
 import pytest
 from django.test import Client
 
-from chat import insights
-from chat.models import ChatApp
+from chat.chat_apps.models import ChatApp
+from chat.insights import analysis as insights
 from tests.conftest import assert_error
 from tests.events.conftest import converse, run_worker, wait_until, worker_process
 from tests.peers.openai_server import Reply

@@ -10,7 +10,7 @@ import uuid
 import pytest
 from django.test import Client
 
-from chat.models import WebhookAttempt, WebhookDelivery
+from chat.webhooks.models import WebhookAttempt, WebhookDelivery
 from chatplatform.models import WorkerProcess
 from tests.chatplatform.test_settings import start as start_up
 from tests.conftest import assert_error

@@ -7,7 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from knowledge.models import Chunk, Document, KnowledgeBase
 from tests.knowledge.conftest import add_text, create_base, query
 from tests.knowledge.pdf import make_pdf

@@ -8,7 +8,7 @@ import json
 import pytest
 from django.test import Client
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from tags.models import TagDefinition, TagStatus
 from tests.factories import TagDefinitionFactory
 

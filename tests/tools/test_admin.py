@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from tests.factories import INLINE_CODE, WEATHER_FUNCTION, ToolDefinitionFactory
 from tools.models import ExecutionType, LifecycleStatus, ToolDefinition
 

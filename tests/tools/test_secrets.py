@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from chat.models import ChatUser
+from chat.users.models import ChatUser
 from tests.factories import tool_payload
 from tools.models import ToolDefinition
 

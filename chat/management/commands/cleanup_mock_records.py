@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from chat import services
+from chat.chat_apps.services import mock_records_cleanup
 
 
 class Command(BaseCommand):
@@ -17,7 +17,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         dry_run = options["dry_run"]
-        deleted = services.mock_records_cleanup(dry_run=dry_run)
+        deleted = mock_records_cleanup(dry_run=dry_run)
         verb = "would delete" if dry_run else "deleted"
         for kind, ids in deleted.items():
             for record_id in ids:

@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chat.models import ChatUser, UserType
+from chat.users.models import ChatUser, UserType
 from chatplatform.api.authentication import sign_token
 
 

@@ -22,8 +22,9 @@ from django.db.migrations.executor import MigrationExecutor
 
 from agents.models import AgentDefinition
 from agents.services import agent_upsert
-from chat.models import ChatApp, ChatUser, UserType
-from chat.services import chat_app_upsert
+from chat.chat_apps.models import ChatApp
+from chat.chat_apps.services import chat_app_upsert
+from chat.users.models import ChatUser, UserType
 from chatplatform.storage import WIDGET_STORE, encode, object_name, store_write
 from directives.models import SemanticDirective
 from directives.services import directive_upsert

@@ -1,0 +1,15 @@
+"""How the Django admin shows an insight's Markdown."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+
+@functools.cache
+def markdown_html() -> Any:
+    """The insight reports' renderer, built at the first report shown (not when Django starts).
+    Raw HTML in a model's report is escaped, not rendered."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False})

@@ -1,0 +1,274 @@
+"""The session's ticket lock: turns of one session run one at a time, in arrival order, across
+processes (docs/decisions.md, "The session's ticket lock").
+
+Each arriving turn takes a ticket (`turn_next`, incremented under the session's row lock) and runs
+when `turn_serving` reaches it; finishing (or failing) moves `turn_serving` on. The row lock is
+held only for these short claims, never across a model call. A running turn renews its lease
+(`turn_renew`) every TURN_LEASE / 3; a ticket whose turn died with its process (or lost its
+database) is skipped once its lease has run out. Every turn runs these statements, so they are
+written out once per database (chatplatform.db) rather than compiled through the ORM each time."""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connections, transaction
+from django.utils import timezone
+
+from chat.sessions.models import ChatMessage, ChatSession, MessageSource, SessionStatus
+from chat.sessions.services import SESSION_TOTALS
+from chat.users.models import ChatUser
+from chat.webhooks import delivery as webhooks
+from chat.webhooks.models import WebhookEvent
+from chatplatform import db
+from chatplatform.api.errors import Code, NotFound
+
+# --- Turns: the per-session ticket lock, messages and totals (chat.turn) -------------------------
+#
+# Turns on one session run one at a time, in arrival order, across processes: each arriving turn
+# takes a ticket (`turn_next`, incremented under the session's row lock) and runs when
+# `turn_serving` reaches it; finishing (or failing) moves `turn_serving` on. The row lock is held
+# only for these short claims, never across a model call. A running turn renews its lease
+# (`turn_renew`) every TURN_LEASE / 3; a ticket whose turn died with its process (or lost its
+# database) is skipped once its lease has run out.
+
+TURN_LEASE = timedelta(seconds=30)
+HISTORY_LIMIT = 100  # earlier messages a turn sends to the model (the newest ones)
+
+
+@dataclass(frozen=True)
+class TurnClaim:
+    """A turn's place on its session; `user_message` and `history` are set once it may run."""
+
+    session_id: uuid.UUID
+    user_id: str
+    title: str  # the session's title when the turn was claimed ("" when untitled)
+    ticket: int
+    created: bool
+    user_message: ChatMessage | None = None
+    history: list[tuple[str, str]] = field(default_factory=list)  # (source, text), oldest first
+
+
+def _user_message(session_id: uuid.UUID, *, user_id: str, message: str, files: list[Any], now: datetime) -> ChatMessage:
+    return ChatMessage(session_id=session_id, user_id=user_id, source=MessageSource.USER, message=message, files=files, timestamp=now)
+
+
+def _history(session_id: uuid.UUID, *, before: ChatMessage) -> list[tuple[str, str]]:
+    """The session's messages the turn of `before` (its user message, already stored) follows: the
+    newest HISTORY_LIMIT, oldest first."""
+    connection = connections["default"]
+    field = ChatMessage._meta.get_field
+    params = [field("session").get_db_prep_value(session_id, connection), field("message_id").get_db_prep_value(before.pk, connection)]
+    with connection.cursor() as cursor:
+        cursor.execute(_history_sql(connection.vendor), params)
+        history = cursor.fetchall()
+    history.reverse()
+    return history
+
+
+@functools.cache
+def _history_sql(vendor: str) -> str:
+    """`_history`'s query, written out once: every turn on a session runs it (docs/decisions.md)."""
+    table, column = db.sql_names(ChatMessage)
+    return (
+        f"SELECT {column('source')}, {column('message')} FROM {table} "
+        f"WHERE {column('session')} = %s AND {column('message_id')} <> %s ORDER BY {column('timestamp')} DESC LIMIT {HISTORY_LIMIT}"
+    )
+
+
+@functools.cache
+def _take_ticket_sql(vendor: str) -> str:
+    """The session's next ticket, under its row lock: (ticket, served at once, title), no row for a
+    session that is unknown, another user's or another chat app's. Written out once, like
+    `_finish_session_sql`. RETURNING sees the row as updated; SET reads it as it was.
+    A message arriving makes the session active again (a completed one reopens, CONTRACT §5) and
+    moves its lastUpdate, the clock of the idle-session completion."""
+    table, column = db.sql_names(ChatSession)
+    next_, serving, started = column("turn_next"), column("turn_serving"), column("turn_started")
+    return (
+        f"UPDATE {table} SET {next_} = {next_} + 1, "
+        f"{started} = CASE WHEN {next_} = {serving} THEN %s ELSE {started} END, "
+        f"{column('status')} = '{SessionStatus.ACTIVE.value}', {column('last_update')} = %s "
+        f"WHERE {column('session_id')} = %s AND {column('user')} = %s AND {column('chat_app_id')} = %s "
+        f"RETURNING {next_} - 1 AS ticket, {next_} - 1 = {serving} AS served, {column('title')} AS title"
+    )
+
+
+def _take_ticket(session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_message: ChatMessage) -> tuple[int, bool, str] | None:
+    """Take the session's next ticket and, when it is served at once, store the user message: all or
+    nothing, in one statement on PostgreSQL (the INSERT a CTE that runs only when served)."""
+    connection = connections["default"]
+    field = ChatSession._meta.get_field
+    claim_sql = _take_ticket_sql(connection.vendor)
+    moment = field("turn_started").get_db_prep_value(user_message.timestamp, connection)
+    params = [
+        moment,
+        moment,
+        field("session_id").get_db_prep_value(session_id, connection),
+        user_id,
+        chat_app_id,
+    ]
+    if connection.vendor == "postgresql":
+        insert_sql, insert_params = db.insert_if(user_message, "EXISTS (SELECT 1 FROM claimed WHERE served)")
+        with db.cursor(connection) as cursor:
+            cursor.execute(f"WITH claimed AS ({claim_sql}), stored AS ({insert_sql}) SELECT * FROM claimed", params + insert_params)
+            row = cursor.fetchone()
+        if row is not None and row[1]:
+            db.stored(user_message)
+    else:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(claim_sql, params)
+            row = cursor.fetchone()
+            if row is not None and row[1]:
+                db.write(user_message)
+    return None if row is None else (int(row[0]), bool(row[1]), row[2])
+
+
+def turn_claim(
+    *,
+    session_id: uuid.UUID | None,
+    user: ChatUser,
+    chat_app_id: str,
+    agent_id: str,
+    message: str,
+    files: list[Any],
+    invocation_mode: str | None,
+    source: str,
+    entity_id: str | None,
+) -> TurnClaim:
+    """Take a ticket on the session (creating the session when `session_id` is None).
+
+    When the ticket is served at once (the usual case) the user message is stored with it. 404
+    INVALID_SESSION_ID for a session that is unknown, another user's or another chat app's
+    (CONTRACT §3, §5).
+    """
+    now = timezone.now()
+    if session_id is None:
+        session = ChatSession(
+            user=user,
+            chat_app_id=chat_app_id,
+            agent_id=agent_id,
+            invocation_mode=invocation_mode,
+            source=source,
+            entity_id=entity_id,
+            turn_next=1,
+            turn_serving=0,
+            turn_started=now,
+            create_date=now,
+            last_update=now,
+        )
+        user_message = _user_message(session.pk, user_id=user.pk, message=message, files=files, now=now)
+        # The session.created outbox rows go in with the session, in the same statement (CONTRACT §9).
+        events = webhooks.outbox(WebhookEvent.SESSION_CREATED, session_id=session.pk, user_id=user.pk, chat_app_id=chat_app_id, at=now)
+        db.write(session, user_message, *events)
+        return TurnClaim(session.pk, user.pk, "", 0, True, user_message)
+    user_message = _user_message(session_id, user_id=user.pk, message=message, files=files, now=now)
+    taken = _take_ticket(session_id, user_id=user.pk, chat_app_id=chat_app_id, user_message=user_message)
+    if taken is None:
+        raise NotFound(f"session {session_id} not found", code=Code.INVALID_SESSION_ID)
+    ticket, served, title = taken
+    if not served:
+        return TurnClaim(session_id, user.pk, title, ticket, False)
+    # A statement of its own, after the ticket: it sees the answer of the turn served before this one
+    # even when that turn committed while this one waited for the row lock.
+    return TurnClaim(session_id, user.pk, title, ticket, False, user_message, _history(session_id, before=user_message))
+
+
+def turn_try_start(*, claim: TurnClaim, message: str, files: list[Any]) -> TurnClaim | None:
+    """The claim with its user message stored when its ticket is served now; None to wait more."""
+    now = timezone.now()
+    with transaction.atomic():
+        session = ChatSession.objects.select_for_update().get(pk=claim.session_id)
+        if session.turn_serving < claim.ticket and session.turn_started is not None and session.turn_started < now - TURN_LEASE:
+            # The turn holding the session has been at it for longer than any turn runs: its process died.
+            session.turn_serving += 1
+            ChatSession.objects.filter(pk=session.pk).update(turn_serving=session.turn_serving, turn_started=now)
+        if session.turn_serving != claim.ticket:
+            return None
+        ChatSession.objects.filter(pk=session.pk).update(turn_started=now)
+        user_message = _user_message(session.pk, user_id=claim.user_id, message=message, files=files, now=now)
+        db.write(user_message)
+        history = _history(session.pk, before=user_message)
+    return TurnClaim(session.pk, claim.user_id, session.title, claim.ticket, claim.created, user_message, history)
+
+
+def turn_release(*, session_id: uuid.UUID, ticket: int) -> None:
+    """Hand the session to the next ticket without an answer (the turn failed before its answer)."""
+    ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=timezone.now())
+
+
+def turn_renew(*, session_id: uuid.UUID, ticket: int) -> None:
+    """The turn holding the session is still at it: its lease starts again."""
+    ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_started=timezone.now())
+
+
+def turn_finish(
+    *,
+    answer_id: uuid.UUID,
+    session_id: uuid.UUID,
+    ticket: int,
+    user_id: str,
+    text: str,
+    model: str,
+    usage: dict[str, Any],
+    traces: list[dict[str, Any]],
+    verifications: list[dict[str, Any]],
+    execution_duration: int,
+    title: str | None = None,
+    error: dict[str, str] | None = None,
+    citations: list[dict[str, Any]] | None = None,
+) -> tuple[ChatMessage, bool]:
+    """Store the answer (`error` when it failed midway: the text is what was streamed), add its
+    usage to the session's totals, hand the session to the next ticket and, given a `title`,
+    title a still untitled session: one transaction. (answer, titled)."""
+    now = timezone.now()
+    answer = ChatMessage(
+        message_id=answer_id,
+        session_id=session_id,
+        user_id=user_id,
+        source=MessageSource.ASSISTANT,
+        message=text,
+        model=model,
+        usage=usage,
+        traces=traces,
+        verifications=verifications,
+        execution_duration=execution_duration,
+        error=error,
+        citations=citations,
+        timestamp=now,
+    )
+    connection = connections["default"]
+    field = ChatSession._meta.get_field
+    uuid_value, moment = field("session_id").get_db_prep_value, field("last_update").get_db_prep_value
+    params = [usage[key] for _, key in SESSION_TOTALS]
+    params += [uuid_value(answer.pk, connection), moment(now, connection)]
+    params += [ticket, ticket + 1, ticket, moment(now, connection), (title or "")[:200], uuid_value(session_id, connection)]
+    # The answer's INSERT and the session's UPDATE: one round trip on PostgreSQL.
+    row = db.write(answer, then=_finish_session_sql(connection.vendor), params=params)
+    return answer, bool(title) and row is not None and row[0] == title
+
+
+@functools.cache
+def _finish_session_sql(vendor: str) -> str:
+    """The session's side of a finished turn as one UPDATE, written out once from the model's own
+    table and column names: every turn runs it, and compiling it through F()/Case() each time cost
+    a noticeable share of a turn (docs/decisions.md). The expressions read the row as it was before
+    the UPDATE (SQL's rule, PostgreSQL's and SQLite's)."""
+    table, column = db.sql_names(ChatSession)
+
+    serving, started, title = column("turn_serving"), column("turn_started"), column("title")
+    assignments = [f"{column(name)} = {column(name)} + %s" for name, _ in SESSION_TOTALS]
+    assignments += [
+        f"{column('last_message_id')} = %s",
+        f"{column('last_update')} = %s",
+        # Hand the session on, unless the lease ran out and a later ticket took it over.
+        f"{serving} = CASE WHEN {serving} = %s THEN %s ELSE {serving} END",
+        f"{started} = CASE WHEN {serving} = %s THEN %s ELSE {started} END",
+        # A title the user set meanwhile wins.
+        f"{title} = CASE WHEN {title} = '' THEN %s ELSE {title} END",
+    ]
+    return f"UPDATE {table} SET {', '.join(assignments)} WHERE {column('session_id')} = %s RETURNING {title}"

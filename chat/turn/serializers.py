@@ -1,0 +1,41 @@
+"""The converse body and answer (docs/api.md, "Converse")."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from agents.serializers import StrictCharField, check_not_blank
+from chat.chat_apps.serializers import check_features
+from chat.sessions.models import InvocationMode, TurnSource
+from chat.sessions.serializers import ChatMessageUsageSerializer
+
+
+class ConverseRequestSerializer(serializers.Serializer):
+    """SPEC.md "Send message": every field checked; `features` only narrows (CONTRACT §6)."""
+
+    userId = StrictCharField(required=False, allow_blank=True)
+    sessionId = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    chatAppId = StrictCharField(max_length=128)
+    agentId = StrictCharField(max_length=128)
+    message = StrictCharField(max_length=100_000, trim_whitespace=False, validators=[check_not_blank])
+    features = serializers.JSONField(validators=[check_features])
+    files = serializers.ListField(child=serializers.DictField(), required=False, default=list, max_length=20)
+    timezone = StrictCharField(required=False, allow_blank=True, max_length=64)
+    invocationMode = serializers.ChoiceField(choices=InvocationMode.values, required=False, allow_null=True)
+    source = serializers.ChoiceField(choices=TurnSource.values)
+
+
+class ConverseResponseSerializer(serializers.Serializer):
+    success = serializers.BooleanField()
+    response = serializers.CharField()
+    sessionId = serializers.UUIDField()
+    messageId = serializers.UUIDField()
+    usage = ChatMessageUsageSerializer(required=False)
+    citations = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text=(
+            "When the agent searched knowledge bases: `{n, knowledgeBaseId, documentId, title, sourceUrl, chunkId, text}` "
+            "per result the model was given."
+        ),
+    )

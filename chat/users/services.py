@@ -1,0 +1,24 @@
+"""Writes on users: created on first sight, and their prefs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from chat.users.models import ChatUser
+
+
+def user_get_or_create(*, user_id: str) -> ChatUser:
+    user, _ = ChatUser.objects.get_or_create(user_id=user_id, defaults={"password": "!"})
+    return user
+
+
+def prefs_update(*, user_id: str, prefs: dict[str, Any], partial: bool) -> dict[str, Any]:
+    """Replace the prefs, or with `partial` merge them in; a key set to null is removed (CONTRACT §5)."""
+    with transaction.atomic():
+        user, _ = ChatUser.objects.select_for_update().get_or_create(user_id=user_id, defaults={"password": "!"})
+        merged = {**user.prefs, **prefs} if partial else dict(prefs)
+        user.prefs = {key: value for key, value in merged.items() if value is not None}
+        user.save(update_fields=["prefs", "last_update"])
+    return user.prefs
