@@ -3,6 +3,7 @@
 from django.urls import path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
+from chat.doors.converse import ConverseView
 from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
 from chat.files.views import FileViewSet
 from chat.insights.views import InsightsAdminViewSet
@@ -16,7 +17,7 @@ chat_urlpatterns = [
     path("user", UserViewSet.as_view({"get": "retrieve"}), name="chat-user"),
     path("user/prefs", UserViewSet.as_view({"get": "prefs", "post": "update_prefs"}), name="chat-user-prefs"),
     path("chat-apps", ChatAppViewSet.as_view({"get": "list_for_user"}), name="chat-chat-apps"),
-    # converse: served by chat.endpoint in front of Django (chatplatform.asgi)
+    path("converse", ConverseView.as_view(), name="chat-converse"),
     path("sessions", SessionViewSet.as_view({"get": "list"}), name="chat-sessions"),
     path("sessions/<str:sessionId>/messages", SessionViewSet.as_view({"get": "messages"}), name="chat-session-messages"),
     path("sessions/<str:sessionId>/title", SessionViewSet.as_view({"post": "title"}), name="chat-session-title"),

@@ -1,4 +1,4 @@
-"""The ASGI application: HTTP through Django (`/api/chat/converse` served in front of it), WebSocket through Channels."""
+"""The ASGI application: HTTP through Django, WebSocket through Channels."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ django_asgi_app = get_asgi_application()  # before importing anything that touch
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from chat.doors.converse import ConverseEndpoint  # noqa: E402
 from chat.doors.websocket import ConverseConsumer  # noqa: E402
 from chat.users.authentication import WebSocketAuthMiddleware  # noqa: E402
 from chatplatform.api.websocket import OriginCheckedWebSocket  # noqa: E402
@@ -23,7 +22,7 @@ websocket_urlpatterns = [path("ws/chat/converse", ConverseConsumer.as_asgi())]
 
 application = ProtocolTypeRouter(
     {
-        "http": RequestMetrics(ConverseEndpoint(django_asgi_app)),
+        "http": RequestMetrics(django_asgi_app),
         "websocket": OriginCheckedWebSocket(WebSocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -403,7 +403,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/",
-    "PREPROCESSING_HOOKS": ["chat.doors.schema.document_converse"],
+    "PREPROCESSING_HOOKS": ["chat.doors.schema.document_doors"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "chatplatform.api.schema.add_error_responses"],
 }
 

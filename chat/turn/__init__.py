@@ -1,7 +1,7 @@
-"""A conversation turn, from request to stored answer (CONTRACT §7; STYLE.md "A turn").
+"""A conversation turn, from request to stored answer (docs/api.md, "Converse").
 
-    HTTP  (chat.endpoint: JSON, SSE) ──┐
-    WebSocket (chat.consumers) ────────┴─▶ admit(caller, body) ──▶ start(admitted) ──▶ Turn: events
+    HTTP (chat.doors.converse: JSON, SSE) ──┐
+    WebSocket (chat.doors.websocket) ───────┴─▶ admit(caller, body) ──▶ start(admitted) ──▶ Turn: events
                                             │                        │
        authenticate · rate limit · body ·   │                        └─ ticket · session · directives ·
        userId rule · chat app · agent ·     │                           reply + tools (llm.stream_reply) ·
@@ -13,7 +13,8 @@
     run.py           the turn's task: its steps, its failures, the lease on its session
     reply.py         the model and its tools: one streamed reply through the tool loop
     verification.py  the verifyResponse feature
-    titles.py        the session's title
+    lock.py          the session's ticket lock: one turn at a time, in arrival order, across processes
+    completion.py    sessions idle long enough are completed (and reopened by their next turn)
     usage.py         usage and cost of every model call
     events.py        the events, and their SSE, WebSocket and JSON encodings
 

@@ -1,4 +1,4 @@
-"""`/api/chat/converse` over HTTP, served in front of Django (chat/endpoint.py): what it answers
+"""`/api/chat/converse` over HTTP (chat/doors/converse.py): what it answers
 besides the turn itself (the turn's answers through every transport: test_one_way_in.py)."""
 
 from __future__ import annotations

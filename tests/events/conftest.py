@@ -81,8 +81,8 @@ def run_worker() -> str:
 
 
 def converse_response(client: Any, **fields: Any) -> Any:
-    """A turn of `client`'s user (an APIClient of `client_for`) through the ASGI application, which
-    serves /api/chat/converse in front of Django (chat/endpoint.py); its after-work (the title) done."""
+    """A turn of `client`'s user (an APIClient of `client_for`) through the ASGI application; its
+    after-work (the title) done."""
     body = {"chatAppId": "support", "agentId": "helper", "message": "Hello there", "features": {}, "source": "user", **fields}
 
     async def turn() -> Any:
