@@ -613,3 +613,6 @@ CHAT_ACCESS_RULE_BUDGET_MS = _int_env("CHAT_ACCESS_RULE_BUDGET_MS", 100, minimum
 CHAT_SIGNIN_MAX_FAILURES_PER_USER = _int_env("CHAT_SIGNIN_MAX_FAILURES_PER_USER", 10, minimum=1)
 CHAT_SIGNIN_MAX_FAILURES_PER_ADDRESS = _int_env("CHAT_SIGNIN_MAX_FAILURES_PER_ADDRESS", 50, minimum=1)
 CHAT_SIGNIN_WINDOW_SECONDS = _int_env("CHAT_SIGNIN_WINDOW_SECONDS", 900, minimum=1)
+# Refuses sign-in POSTs once a username or address is locked out (chatplatform.signin). Last: it
+# reads the form only for those two paths, after the session and CSRF middleware set up the request.
+MIDDLEWARE = [*MIDDLEWARE, "chatplatform.signin.SignInThrottle"]
