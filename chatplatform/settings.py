@@ -616,3 +616,5 @@ CHAT_SIGNIN_WINDOW_SECONDS = _int_env("CHAT_SIGNIN_WINDOW_SECONDS", 900, minimum
 # Refuses sign-in POSTs once a username or address is locked out (chatplatform.signin). Last: it
 # reads the form only for those two paths, after the session and CSRF middleware set up the request.
 MIDDLEWARE = [*MIDDLEWARE, "chatplatform.signin.SignInThrottle"]
+# A Content-Security-Policy on the Django admin's pages (chatplatform.middleware).
+MIDDLEWARE.append("chatplatform.middleware.AdminContentSecurityPolicy")
