@@ -4,8 +4,9 @@ Parsing a file someone uploaded (a PDF whose page inflates to 70 MB of text) is 
 in the server's process it would hold the interpreter lock for as long as it runs, and every
 other request would wait (docs/faults.md). Here it runs as `python -m <module>` in a process of
 its own: the caller's thread only waits on a pipe. The child gets an address-space limit and a
-CPU-time limit (set by the parent with prlimit, before the input is sent), and is killed at its
-wall-clock deadline, or when the server shuts down and its grace has passed (chatplatform.server).
+CPU-time limit (set by the parent with prlimit, before the input is sent) and a lower CPU priority,
+and is killed at its wall-clock deadline, or when the server shuts down and its grace has passed
+(chatplatform.server).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import resource
 import signal
 import subprocess
@@ -25,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent
 
+_NICENESS = 10
 _running: set[subprocess.Popen[bytes]] = set()
 _lock = threading.Lock()
 _stopping = False
@@ -70,6 +73,8 @@ def run(module: str, payload: bytes, *, args: list[str], seconds: float, memory_
             resource.prlimit(child.pid, resource.RLIMIT_AS, (memory, memory))
             cpu = math.ceil(seconds) + 1
             resource.prlimit(child.pid, resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU, then SIGKILL
+            # Below the server's own priority: on a busy machine its requests get the cores first.
+            os.setpriority(os.PRIO_PROCESS, child.pid, _NICENESS)
         except ProcessLookupError:
             pass  # it ended already: its exit status says how
         try:

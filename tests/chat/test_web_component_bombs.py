@@ -5,7 +5,6 @@ Against a real server process, whose memory and metrics are read from outside.""
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -13,28 +12,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.bombs import GIGABYTE, gzip_bomb, rss
 from tests.conftest import bearer_token
 from tests.servers import ServerProcess, asgi_server, manage, migrated_copy, sqlite_env
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
-GIGABYTE = 1 << 30
 LIMIT = 5 * 1024 * 1024  # the default CHAT_WIDGET_SCRIPT_MAX_BYTES
 # Three fetches at once may each decode up to the limit; anything near the bomb's size is far beyond.
 RSS_GROWTH_BOUND = 64 * 1024 * 1024
-
-
-def gzip_bomb(inflated: int) -> bytes:
-    """About 1 KB per MB inflated: one gzip member of 64 MB of zeros, repeated (a valid gzip file)."""
-    compressor = zlib.compressobj(9, wbits=16 + zlib.MAX_WBITS)
-    member = compressor.compress(bytes(64 << 20)) + compressor.flush()
-    return member * (inflated // (64 << 20))
-
-
-def rss(pid: int, field: str = "VmRSS") -> int:
-    """Bytes of the process's resident memory now (VmRSS) or at its peak so far (VmHWM)."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(rf"^{field}:\s+(\d+) kB", status, re.MULTILINE).group(1)) * 1024
 
 
 def decodes(server: ServerProcess, outcome: str) -> float:
