@@ -2,7 +2,7 @@
 
 Parsing a file someone uploaded (a PDF whose page inflates to 70 MB of text) is CPU-bound Python:
 in the server's process it would hold the interpreter lock for as long as it runs, and every
-other request would wait (docs/faults.md). Here it runs as `python -m <module>` in a process of
+other request would wait (docs/deploy.md, "Limits on hostile input"). Here it runs as `python -m <module>` in a process of
 its own: the caller's thread only waits on a pipe. The child gets an address-space limit and a
 CPU-time limit (set by the parent with prlimit, before the input is sent) and a lower CPU priority,
 and is killed at its wall-clock deadline, or when the server shuts down and its grace has passed
