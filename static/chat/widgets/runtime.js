@@ -47,7 +47,6 @@ function parseBody(body) {
 class Runtime {
   constructor({ config, api, host }) {
     const widgets = config.widgets || {};
-    this.config = config;
     this.host = host;
     this.user = config.user;
     this.definitions = new Definitions(widgets.tags || widgets.definitions || []);
@@ -66,7 +65,7 @@ class Runtime {
     });
     this.canvas = new Canvas({ events: this.events, instances: this.instances });
     const parts = { definitions: this.definitions, instances: this.instances, events: this.events };
-    this.spotlight = new Spotlight({ ...parts, save: async (prefs) => (await api.savePrefs(config.user?.userId, prefs)).prefs || {} });
+    this.spotlight = new Spotlight({ ...parts, save: (prefs) => api.savePrefs(config.user?.userId, prefs) });
     this.hero = new Hero(parts);
     // The shelf sits just above the message box.
     const shelf = el("div", { class: "shelf" }, this.spotlight.element, this.hero.element);
