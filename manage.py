@@ -11,9 +11,12 @@ def main() -> None:
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    # A malformed environment variable is the operator's to fix: one line naming it, no traceback.
+    # A malformed or unsafe setting is the operator's to fix: one line naming it, no traceback.
+    # `check` runs anyway, to report it beside Django's own (deploy) checks (chatplatform.checks).
     try:
-        import_module(os.environ["DJANGO_SETTINGS_MODULE"])
+        settings = import_module(os.environ["DJANGO_SETTINGS_MODULE"])
+        if sys.argv[1:2] != ["check"] and getattr(settings, "UNSAFE_SETTING", None):
+            raise ImproperlyConfigured(settings.UNSAFE_SETTING)
     except ImproperlyConfigured as exc:
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(2)

@@ -7,8 +7,11 @@ import os
 
 from django.core.asgi import get_asgi_application
 
+from chatplatform.safety import refuse_unsafe_settings
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatplatform.settings")
 django_asgi_app = get_asgi_application()  # before importing anything that touches models
+refuse_unsafe_settings()  # whatever ASGI server loads this (docs/deploy.md)
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402

@@ -1,4 +1,5 @@
-"""Django's deployment checks, run against this project's middleware.
+"""System checks: Django's deployment checks run against this project's middleware, and settings
+unsafe to serve with (chatplatform.safety) reported as an error.
 
 Django finds its security, CSRF and clickjacking middleware by their dotted names;
 `chatplatform.middleware` subclasses them (to run them on the event loop). Without this,
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Tags, register
+from django.core.checks import CheckMessage, Error, Tags, register
 from django.core.checks.security import base, csrf
 from django.test.utils import override_settings
 
@@ -41,3 +42,9 @@ _CHECKS_BY_MIDDLEWARE_NAME = (
 def django_security_checks(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
     with override_settings(MIDDLEWARE=[DJANGO_NAMES.get(name, name) for name in settings.MIDDLEWARE]):
         return [message for check in _CHECKS_BY_MIDDLEWARE_NAME for message in check(app_configs)]
+
+
+@register(Tags.security)
+def unsafe_settings(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
+    """What stops every other command and the server (chatplatform.safety), as `check` reports it."""
+    return [Error(settings.UNSAFE_SETTING, id="chatplatform.E001")] if settings.UNSAFE_SETTING else []

@@ -8,7 +8,6 @@ are honoured, with a connect timeout and CHAT_EMBEDDING_TIMEOUT_SECONDS for the 
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -52,10 +51,10 @@ def _retry_after(response: httpx.Response, attempt: int) -> float:
 
 
 def _openai_batch(model: str, texts: Sequence[str]) -> list[list[float]]:
-    # Read per call, as the chat models do: tests and operators change them without a restart.
-    base_url = (os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL).rstrip("/")
-    api_key = os.environ.get("OPENAI_API_KEY")
-    if not api_key and not os.environ.get("OPENAI_BASE_URL"):
+    # Read per call, as the chat models do: tests change them.
+    base_url = (settings.OPENAI_BASE_URL or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+    api_key = settings.OPENAI_API_KEY
+    if not api_key and not settings.OPENAI_BASE_URL:
         raise EmbeddingError(f"openai:{model}: set OPENAI_API_KEY, or OPENAI_BASE_URL for a compatible server that needs no key")
     headers = {"Authorization": f"Bearer {api_key or 'not-set'}", "Content-Type": "application/json"}
     import httpx

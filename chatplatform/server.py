@@ -9,7 +9,10 @@ client; a parse's document fails, saying so) and exits (docs/faults.md).
 
 uvicorn's main loop wakes every 100 ms to refresh the Date header, which changes once a second;
 each timer wakeup costs the process CPU, so here it wakes once a second, or at once when a signal
-asks it to stop (docs/decisions.md). Everything else, the command line included, is uvicorn's.
+asks it to stop (docs/decisions.md).
+
+A malformed or unsafe setting stops it before it listens, with one line naming the variable.
+Everything else, the command line included, is uvicorn's.
 """
 
 from __future__ import annotations
@@ -17,12 +20,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import os
 import socket
+import sys
 from types import FrameType
 
 import uvicorn
+from django.core.exceptions import ImproperlyConfigured
 
 from chatplatform import children, inflight
+from chatplatform.safety import refuse_unsafe_settings
 
 
 class Server(uvicorn.Server):
@@ -69,6 +76,12 @@ for _module in ("uvicorn.main", "uvicorn.supervisors.multiprocess"):
 
 
 def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatplatform.settings")
+    try:
+        refuse_unsafe_settings()  # reads the settings: a malformed one raises too
+    except ImproperlyConfigured as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        sys.exit(2)
     importlib.import_module("uvicorn.main").main()
 
 

@@ -1,163 +1,56 @@
-"""Settings: every knob comes from an environment variable (CONTRACT §2) with an embedded default.
+"""Settings: every knob is an environment variable with an embedded default (README "Configuration").
 
-A malformed value stops start-up with an error naming the variable.
+Each is read through chatplatform.env, which refuses a malformed value naming the variable.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-import environ
-from django.core.exceptions import ImproperlyConfigured
-
-from chatplatform.model_names import model_name_error
+from chatplatform.env import (
+    env_bool,
+    env_choice,
+    env_database,
+    env_embedding_model,
+    env_float,
+    env_folder,
+    env_int,
+    env_json,
+    env_limits,
+    env_list,
+    env_model,
+    env_origins,
+    env_path,
+    env_seconds,
+    env_str,
+    env_url,
+    env_webhooks,
+    malformed,
+)
+from chatplatform.safety import DEV_SECRET_KEY, unsafe_setting
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-env = environ.Env()
 
 # NumPy's OpenBLAS (knowledge bases' vector search) starts a thread per core by default; beside a
 # server's own threads they only wait on each other (docs/decisions.md). Read when NumPy is first
 # imported, which is after the settings.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-
-def _malformed(name: str, rule: str) -> ImproperlyConfigured:
-    return ImproperlyConfigured(f"environment variable {name} is malformed: {rule}")
-
-
-def _json_env(name: str, default: Any, kind: type) -> Any:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise _malformed(name, f"not valid JSON ({exc.msg})") from None
-    if not isinstance(value, kind):
-        raise _malformed(name, f"must be a JSON {kind.__name__}")
-    return value
-
-
-def _bool_env(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    lowered = raw.strip().lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off"}:
-        return False
-    raise _malformed(name, "must be true or false")
-
-
-def _int_env(name: str, default: int, minimum: int = 0) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise _malformed(name, "must be a whole number") from None
-    if value < minimum:
-        raise _malformed(name, f"must be at least {minimum}")
-    return value
-
-
-def _float_env(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise _malformed(name, "must be a number") from None
-    if not 0 < value < float("inf"):
-        raise _malformed(name, "must be a positive number")
-    return value
-
-
-def _url_env(name: str, schemes: set[str]) -> str | None:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    parts = urlsplit(raw)
-    if parts.scheme not in schemes or (parts.scheme not in {"sqlite"} and not parts.hostname):
-        raise _malformed(name, f"must be a URL with scheme {' or '.join(sorted(schemes))} and a host")
-    return raw
-
-
-def _model_env(name: str, default: str) -> str:
-    """A model name (CONTRACT §7): refused at start-up, not at the first turn that uses it."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    error = model_name_error(raw)
-    if error is not None:
-        raise _malformed(name, error)
-    return raw
-
-
-def _choice_env(name: str, default: str, choices: tuple[str, ...], *, upper: bool = False) -> str:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    value = raw.upper() if upper else raw.lower()
-    if value not in choices:
-        raise _malformed(name, f"{raw!r} must be one of {', '.join(choices)}")
-    return value
-
-
-WEBHOOK_EVENTS = ("session.created", "session.completed", "feedback.created", "insight.generated")
-
-
-def _webhooks_env(name: str) -> list[dict[str, Any]]:
-    """CHAT_WEBHOOKS (CONTRACT §9): `[{url, secret, events}]`. A message names the entry and the
-    field, never a secret's value (start-up errors end up in logs)."""
-    entries = _json_env(name, [], list)
-    seen: dict[str, int] = {}
-    for index, entry in enumerate(entries):
-        where = f"[{index}]"
-        if not isinstance(entry, dict):
-            raise _malformed(name, f"{where} must be an object {{url, secret, events}}")
-        unknown = sorted(set(entry) - {"url", "secret", "events"})
-        if unknown:
-            raise _malformed(name, f"{where}.{unknown[0]} is not a field of a webhook (url, secret, events)")
-        url = entry.get("url")
-        parts = urlsplit(url) if isinstance(url, str) else None
-        if parts is None or parts.scheme not in {"http", "https"} or not parts.hostname:
-            raise _malformed(name, f"{where}.url must be an http or https URL with a host")
-        if url in seen:
-            raise _malformed(name, f"{where}.url repeats the url of [{seen[url]}]; list its events once")
-        seen[url] = index
-        if not isinstance(entry.get("secret"), str) or not entry["secret"].strip():
-            raise _malformed(name, f"{where}.secret is required and must be a non-empty string")
-        events = entry.get("events")
-        if not isinstance(events, list) or not events:
-            raise _malformed(name, f"{where}.events must be a non-empty list of {', '.join(WEBHOOK_EVENTS)}")
-        for number, event in enumerate(events):
-            if event not in WEBHOOK_EVENTS:
-                raise _malformed(name, f"{where}.events[{number}] must be one of {', '.join(WEBHOOK_EVENTS)}")
-        if len(set(events)) != len(events):
-            raise _malformed(name, f"{where}.events lists an event more than once")
-    return entries
-
-
 # --- Django core -------------------------------------------------------------------------------
 
-_DEV_SECRET = "dev-insecure-secret-key-change-me-0123456789abcdefghijklmnopqrstuvwxyz"
-SECRET_KEY = os.environ.get("SECRET_KEY") or _DEV_SECRET
-DEBUG = _bool_env("DEBUG", default=SECRET_KEY == _DEV_SECRET)
-ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
-if SECRET_KEY == _DEV_SECRET and "pytest" not in sys.modules:
+# Unset, the development key and DEBUG on (`make run`); with DEBUG off a process refuses to start
+# on it (chatplatform.safety, docs/deploy.md).
+SECRET_KEY = env_str("SECRET_KEY", DEV_SECRET_KEY)
+DEBUG = env_bool("DEBUG", default=SECRET_KEY == DEV_SECRET_KEY)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+if SECRET_KEY == DEV_SECRET_KEY and DEBUG and "pytest" not in sys.modules:
     sys.stderr.write("warning: SECRET_KEY is not set; using the development key. Never run like this in production.\n")
 
 INSTALLED_APPS = [
-    # `manage.py runserver` through Daphne, the whole ASGI application (CONTRACT §1). First, so its
+    # `manage.py runserver` through Daphne, the whole ASGI application (README). First, so its
     # runserver wins over staticfiles'; it imports Daphne only when that command runs.
     "chatplatform.devserver",
     "django.contrib.admin",
@@ -221,24 +114,21 @@ TEMPLATES = [
     }
 ]
 
-# --- Database, cache, channel layer (CONTRACT §1: embedded defaults) ---------------------------
+# --- Database, cache, channel layer (embedded defaults unless set) ------------------------------
 
-_database_url = _url_env("DATABASE_URL", {"postgres", "postgresql", "pgsql", "sqlite"})
 # Connections the server closed are found and replaced (docs/faults.md). Off only to measure what
 # the checks cost (bench/faults.py).
-DATABASE_HEALTH_CHECKS = _bool_env("DATABASE_HEALTH_CHECKS", default=True)
-if _database_url:
-    try:
-        DATABASES = {"default": env.db_url_config(_database_url)}
-    except Exception as exc:  # django-environ raises several types for a bad URL
-        raise _malformed("DATABASE_URL", str(exc)) from None
+DATABASE_HEALTH_CHECKS = env_bool("DATABASE_HEALTH_CHECKS", default=True)
+_database = env_database("DATABASE_URL")
+if _database:
+    DATABASES = {"default": _database}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # Under ASGI each request to a sync view runs in a new thread, and Django's connections are
         # per thread: without a pool every request would open a PostgreSQL connection.
         DATABASES["default"]["CONN_MAX_AGE"] = 0
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-            "min_size": _int_env("DATABASE_POOL_MIN_SIZE", 2, minimum=0),
-            "max_size": _int_env("DATABASE_POOL_MAX_SIZE", 20, minimum=1),
+            "min_size": env_int("DATABASE_POOL_MIN_SIZE", 2, minimum=0),
+            "max_size": env_int("DATABASE_POOL_MAX_SIZE", 20, minimum=1),
             "timeout": 10,
         }
         # The pool checks a connection before handing it out: one the server closed (a restart, a
@@ -260,9 +150,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = _url_env("REDIS_URL", {"redis", "rediss", "unix"})
+REDIS_URL = env_url("REDIS_URL", {"redis", "rediss", "unix"})
 # A request that needs Redis fails fast (503) when Redis is down or frozen, rather than waiting on it.
-REDIS_TIMEOUT_SECONDS = _float_env("REDIS_TIMEOUT_SECONDS", 1.0)
+REDIS_TIMEOUT_SECONDS = env_float("REDIS_TIMEOUT_SECONDS", 1.0)
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -278,15 +168,22 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "chatplatform"}}
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
-# --- Sessions, CSRF, security (CONTRACT §3) ----------------------------------------------------
+# --- Sessions, CSRF, security (docs/api.md "Authentication", docs/deploy.md "TLS") -------------
 
 SESSION_COOKIE_NAME = "session"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = not DEBUG
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SECURE = not DEBUG
-CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 X_FRAME_OPTIONS = "DENY"
+# Behind a TLS proxy (docs/deploy.md): plain-HTTP requests redirected to HTTPS, except the probes
+# and the scraper that call a process directly; HSTS once HTTPS works for the host.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_REDIRECT_EXEMPT = [r"^(healthz|readyz|metrics)$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -296,23 +193,24 @@ AUTH_PASSWORD_VALIDATORS = [
 # --- request under ASGI, converse streams included, through a thread and back) -----------------
 
 STATIC_URL = "/static/"
-STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
+STATIC_ROOT = env_path("STATIC_ROOT", BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]  # the chat page's own assets and the vendored browser libraries
 SERVESTATIC_USE_FINDERS = True
 SERVESTATIC_AUTOREFRESH = DEBUG
 
-# Files people attach to messages (issue 21): stored through Django's storage API, read back only
-# by their owner through the Chat API (never served as public media). Local files by default; an
-# S3-compatible bucket through django-storages when CHAT_FILES_S3_BUCKET is set.
-CHAT_UPLOAD_MAX_BYTES = _int_env("CHAT_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
-_files_bucket = os.environ.get("CHAT_FILES_S3_BUCKET", "").strip()
+# Files people attach to messages (docs/api.md "Files attached to messages"): stored through
+# Django's storage API, read back only by their owner through the Chat API (never served as public
+# media). Local files by default; an S3-compatible bucket through django-storages when
+# CHAT_FILES_S3_BUCKET is set.
+CHAT_UPLOAD_MAX_BYTES = env_int("CHAT_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
+_files_bucket = env_str("CHAT_FILES_S3_BUCKET", None)
 if _files_bucket:
     _chat_files: dict[str, Any] = {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
             "bucket_name": _files_bucket,
-            "location": os.environ.get("CHAT_FILES_S3_PREFIX", "chat-files").strip("/"),
-            "endpoint_url": _url_env("CHAT_FILES_S3_ENDPOINT_URL", {"http", "https"}),
+            "location": env_str("CHAT_FILES_S3_PREFIX", "chat-files").strip("/"),
+            "endpoint_url": env_url("CHAT_FILES_S3_ENDPOINT_URL", {"http", "https"}),
             "default_acl": None,
             "file_overwrite": False,
         },
@@ -320,54 +218,26 @@ if _files_bucket:
 else:
     _chat_files = {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
-        "OPTIONS": {"location": Path(os.environ.get("CHAT_FILES_ROOT") or BASE_DIR / "chat-files"), "base_url": None},
+        "OPTIONS": {"location": env_path("CHAT_FILES_ROOT", BASE_DIR / "chat-files"), "base_url": None},
     }
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # Hashed, compressed names once `collectstatic` has run (immutable caching); plain names before.
     "staticfiles": {"BACKEND": "chatplatform.static.CollectedOrPlainStorage"},
     "chat_files": _chat_files,
-    # Store-located web component scripts (issue 22): `<storeBucket>/<storeKey>`, in the database.
+    # Store-located web component scripts (docs/widgets.md): `<storeBucket>/<storeKey>`, in the database.
     "widget_store": {"BACKEND": "chatplatform.storage.DatabaseStorage"},
 }
 
 
-def _origins_env(name: str) -> list[str]:
-    """Comma-separated origins (`scheme://host[:port]`), each as the browser writes it."""
-    origins: list[str] = []
-    for raw in os.environ.get(name, "").split(","):
-        entry = raw.strip()
-        if not entry:
-            continue
-        parts = urlsplit(entry)
-        # Anything more than an origin would be another CSP source (a path) or break the header.
-        shaped = parts.scheme in {"http", "https"} and parts.hostname and parts.path in {"", "/"} and not (parts.query or parts.fragment)
-        if not shaped or "@" in parts.netloc or any(ch in entry for ch in " ;'\""):
-            raise _malformed(name, f"{entry!r} is not an origin: write scheme://host[:port] (http or https, no path)")
-        try:
-            port = parts.port
-        except ValueError:
-            raise _malformed(name, f"{entry!r} has an invalid port") from None
-        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-        origin = f"{parts.scheme}://{host}" + (f":{port}" if port else "")
-        if origin not in origins:
-            origins.append(origin)
-    return origins
-
-
-# The widget runtime (issue 22, CONTRACT §13): origins web components may load from by `url`
-# (the page's own origin is always allowed), and the folder of `custom-compiled-in` renderers.
-CHAT_WIDGET_SCRIPT_ORIGINS = _origins_env("CHAT_WIDGET_SCRIPT_ORIGINS")
+# The widget runtime (docs/widgets.md): origins web components may load from by `url` (the page's
+# own origin is always allowed), and the folder of `custom-compiled-in` renderers.
+CHAT_WIDGET_SCRIPT_ORIGINS = env_origins("CHAT_WIDGET_SCRIPT_ORIGINS")
 # Where `storeBucket`/`storeKey` are read: `database` (the `widget_store` storage, objects named
 # `<bucket>/<key>`) or `s3` (each storeBucket an S3 bucket; AWS credentials from the standard variables).
-CHAT_WIDGET_STORE = (os.environ.get("CHAT_WIDGET_STORE") or "database").strip()
-if CHAT_WIDGET_STORE not in {"database", "s3"}:
-    raise _malformed("CHAT_WIDGET_STORE", "must be database or s3")
-CHAT_WIDGET_STORE_S3_ENDPOINT_URL = _url_env("CHAT_WIDGET_STORE_S3_ENDPOINT_URL", {"http", "https"})
-_renderers_dir = os.environ.get("CHAT_WIDGET_RENDERERS_DIR", "").strip()
-CHAT_WIDGET_RENDERERS_DIR = Path(_renderers_dir).resolve() if _renderers_dir else None
-if CHAT_WIDGET_RENDERERS_DIR is not None and not CHAT_WIDGET_RENDERERS_DIR.is_dir():
-    raise _malformed("CHAT_WIDGET_RENDERERS_DIR", f"{_renderers_dir!r} is not a folder")
+CHAT_WIDGET_STORE = env_choice("CHAT_WIDGET_STORE", "database", ("database", "s3"))
+CHAT_WIDGET_STORE_S3_ENDPOINT_URL = env_url("CHAT_WIDGET_STORE_S3_ENDPOINT_URL", {"http", "https"})
+CHAT_WIDGET_RENDERERS_DIR = env_folder("CHAT_WIDGET_RENDERERS_DIR")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -405,41 +275,47 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/",
     "PREPROCESSING_HOOKS": ["chat.doors.schema.document_doors"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "chatplatform.api.schema.add_error_responses"],
+    # `check --deploy` is about the deployment; the schema is checked by the suite (tests/chatplatform/test_openapi.py).
+    "ENABLE_DJANGO_DEPLOY_CHECK": False,
 }
 
-# --- Identity (CONTRACT §2, §3) ----------------------------------------------------------------
+# --- Identity (docs/api.md "Authentication") ---------------------------------------------------
 
-JWT_SIGNING_KEY = os.environ.get("JWT_SIGNING_KEY") or SECRET_KEY
-JWT_JWKS_URL = _url_env("JWT_JWKS_URL", {"http", "https"})
-JWT_ISSUER = os.environ.get("JWT_ISSUER") or None
-JWT_AUDIENCE = os.environ.get("JWT_AUDIENCE") or None
-CHAT_ADMIN_ROLE = os.environ.get("CHAT_ADMIN_ROLE") or "chat-admin"
+JWT_SIGNING_KEY = env_str("JWT_SIGNING_KEY", SECRET_KEY)
+JWT_JWKS_URL = env_url("JWT_JWKS_URL", {"http", "https"})
+JWT_ISSUER = env_str("JWT_ISSUER", None)
+JWT_AUDIENCE = env_str("JWT_AUDIENCE", None)
+CHAT_ADMIN_ROLE = env_str("CHAT_ADMIN_ROLE", "chat-admin")
+# Why these settings must not serve (a public signing key with DEBUG off); None when they may.
+# Read by every way a process starts (chatplatform.safety).
+UNSAFE_SETTING = unsafe_setting(debug=DEBUG, secret_key=SECRET_KEY, jwt_signing_key=JWT_SIGNING_KEY)
 
 # Sign-in through an OpenID Connect provider (mozilla-django-oidc), when its variables are set.
 # The provider's claims are mapped to the ChatUser exactly as a bearer token's (chat/oidc.py).
 _OIDC_REQUIRED = ("OIDC_RP_CLIENT_ID", "OIDC_RP_CLIENT_SECRET", "OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_ENDPOINT")
-OIDC_ENABLED = any(os.environ.get(name) for name in _OIDC_REQUIRED)
+_oidc_required = {name: env_str(name, None) for name in _OIDC_REQUIRED}
+OIDC_ENABLED = any(_oidc_required.values())
 AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
 if OIDC_ENABLED:
-    for _name in _OIDC_REQUIRED:
-        if not os.environ.get(_name):
-            raise _malformed(_name, "is required when any of " + ", ".join(_OIDC_REQUIRED) + " is set")
-    OIDC_RP_CLIENT_ID = os.environ["OIDC_RP_CLIENT_ID"]
-    OIDC_RP_CLIENT_SECRET = os.environ["OIDC_RP_CLIENT_SECRET"]
-    OIDC_OP_AUTHORIZATION_ENDPOINT = _url_env("OIDC_OP_AUTHORIZATION_ENDPOINT", {"http", "https"})
-    OIDC_OP_TOKEN_ENDPOINT = _url_env("OIDC_OP_TOKEN_ENDPOINT", {"http", "https"})
-    OIDC_OP_USER_ENDPOINT = _url_env("OIDC_OP_USER_ENDPOINT", {"http", "https"})
-    OIDC_OP_JWKS_ENDPOINT = _url_env("OIDC_OP_JWKS_ENDPOINT", {"http", "https"})
-    OIDC_OP_ISSUER = os.environ.get("OIDC_OP_ISSUER") or None
-    OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO") or "RS256"
+    for _name, _value in _oidc_required.items():
+        if _value is None:
+            raise malformed(_name, "is required when any of " + ", ".join(_OIDC_REQUIRED) + " is set")
+    OIDC_RP_CLIENT_ID = _oidc_required["OIDC_RP_CLIENT_ID"]
+    OIDC_RP_CLIENT_SECRET = _oidc_required["OIDC_RP_CLIENT_SECRET"]
+    OIDC_OP_AUTHORIZATION_ENDPOINT = env_url("OIDC_OP_AUTHORIZATION_ENDPOINT", {"http", "https"})
+    OIDC_OP_TOKEN_ENDPOINT = env_url("OIDC_OP_TOKEN_ENDPOINT", {"http", "https"})
+    OIDC_OP_USER_ENDPOINT = env_url("OIDC_OP_USER_ENDPOINT", {"http", "https"})
+    OIDC_OP_JWKS_ENDPOINT = env_url("OIDC_OP_JWKS_ENDPOINT", {"http", "https"})
+    OIDC_OP_ISSUER = env_str("OIDC_OP_ISSUER", None)
+    OIDC_RP_SIGN_ALGO = env_str("OIDC_RP_SIGN_ALGO", "RS256")
     if OIDC_RP_SIGN_ALGO != "HS256" and not OIDC_OP_JWKS_ENDPOINT:
-        raise _malformed("OIDC_OP_JWKS_ENDPOINT", f"is required to verify {OIDC_RP_SIGN_ALGO} id tokens")
-    OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES") or "openid email profile"
-    OIDC_USE_PKCE = _bool_env("OIDC_USE_PKCE", True)
+        raise malformed("OIDC_OP_JWKS_ENDPOINT", f"is required to verify {OIDC_RP_SIGN_ALGO} id tokens")
+    OIDC_RP_SCOPES = env_str("OIDC_RP_SCOPES", "openid email profile")
+    OIDC_USE_PKCE = env_bool("OIDC_USE_PKCE", True)
     OIDC_TIMEOUT = 10
-    OIDC_PROVIDER_NAME = os.environ.get("OIDC_PROVIDER_NAME") or "single sign-on"
+    OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME", "single sign-on")
     # RP-initiated logout: signing out here also ends the provider's session (its end_session_endpoint).
-    OIDC_OP_LOGOUT_ENDPOINT = _url_env("OIDC_OP_LOGOUT_ENDPOINT", {"http", "https"})
+    OIDC_OP_LOGOUT_ENDPOINT = env_url("OIDC_OP_LOGOUT_ENDPOINT", {"http", "https"})
     if OIDC_OP_LOGOUT_ENDPOINT:
         OIDC_STORE_ID_TOKEN = True
         OIDC_OP_LOGOUT_URL_METHOD = "chat.users.oidc.provider_logout_url"
@@ -447,28 +323,39 @@ if OIDC_ENABLED:
     INSTALLED_APPS.append("mozilla_django_oidc")
     AUTHENTICATION_BACKENDS.append("chat.users.oidc.ClaimsBackend")
 
-# --- Rate limits (CONTRACT §10): requests per window, per user (per address when anonymous) ----
+# --- Rate limits (docs/api.md "Rate limits"): requests per window, per user (per address when anonymous)
 
-CHAT_RATE_LIMIT_WINDOW_SECONDS = _int_env("CHAT_RATE_LIMIT_WINDOW_SECONDS", 60, minimum=1)
-CHAT_RATE_LIMITS = {"chat": 100, "admin": 1000, "tagdef-admin": 100, "tagdef-chat": 1000}
-_rate_overrides = _json_env("CHAT_RATE_LIMITS", {}, dict)
-for _scope, _limit in _rate_overrides.items():
-    if _scope not in CHAT_RATE_LIMITS or not isinstance(_limit, int) or _limit < 1:
-        raise _malformed("CHAT_RATE_LIMITS", f"{_scope!r} must be one of {sorted(CHAT_RATE_LIMITS)} with a positive whole number")
-    CHAT_RATE_LIMITS[_scope] = _limit
+CHAT_RATE_LIMIT_WINDOW_SECONDS = env_int("CHAT_RATE_LIMIT_WINDOW_SECONDS", 60, minimum=1)
+CHAT_RATE_LIMITS = env_limits("CHAT_RATE_LIMITS", {"chat": 100, "admin": 1000, "tagdef-admin": 100, "tagdef-chat": 1000})
 
-# --- The platform (CONTRACT §2) ----------------------------------------------------------------
+# --- The server's connections (chatplatform.connections, docs/deploy.md "Connections") ----------
+# An idle connection is closed after CHAT_KEEP_ALIVE_SECONDS (before its first request too); a
+# request head must arrive whole within CHAT_REQUEST_HEAD_TIMEOUT_SECONDS of its first byte, in at
+# most CHAT_REQUEST_HEAD_MAX_BYTES and CHAT_REQUEST_HEAD_MAX_FIELDS header lines (431 otherwise).
+CHAT_KEEP_ALIVE_SECONDS = env_float("CHAT_KEEP_ALIVE_SECONDS", 5.0)
+CHAT_REQUEST_HEAD_TIMEOUT_SECONDS = env_float("CHAT_REQUEST_HEAD_TIMEOUT_SECONDS", 10.0)
+CHAT_REQUEST_HEAD_MAX_BYTES = env_int("CHAT_REQUEST_HEAD_MAX_BYTES", 64 * 1024, minimum=1024)
+CHAT_REQUEST_HEAD_MAX_FIELDS = env_int("CHAT_REQUEST_HEAD_MAX_FIELDS", 100, minimum=10)
 
-CHAT_STAGE = os.environ.get("CHAT_STAGE") or "dev"
-CHAT_COMPANY_NAME = os.environ.get("CHAT_COMPANY_NAME", "")
-CHAT_DEFAULT_MODEL = _model_env("CHAT_DEFAULT_MODEL", "offline")
-CHAT_VERIFICATION_MODEL = _model_env("CHAT_VERIFICATION_MODEL", CHAT_DEFAULT_MODEL)
-CHAT_SELECTION_MODEL = _model_env("CHAT_SELECTION_MODEL", CHAT_DEFAULT_MODEL)
-CHAT_TITLE_MODEL = _model_env("CHAT_TITLE_MODEL", CHAT_DEFAULT_MODEL)
-CHAT_INSIGHTS_MODEL = _model_env("CHAT_INSIGHTS_MODEL", CHAT_DEFAULT_MODEL)
-CHAT_SITE_FEATURES = _json_env("CHAT_SITE_FEATURES", {"promptInputFieldLabel": "Ask a question"}, dict)
-CHAT_WEBHOOKS = _webhooks_env("CHAT_WEBHOOKS")
-CHAT_MODEL_PRICES = _json_env(
+# --- The model providers' standard variables (read here, used by chatplatform.llm and .embeddings)
+
+OPENAI_BASE_URL = env_url("OPENAI_BASE_URL", {"http", "https"})
+OPENAI_API_KEY = env_str("OPENAI_API_KEY", None)
+ANTHROPIC_BASE_URL = env_url("ANTHROPIC_BASE_URL", {"http", "https"})
+ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", None)
+
+# --- The platform (README "Configuration") -----------------------------------------------------
+
+CHAT_STAGE = env_str("CHAT_STAGE", "dev")
+CHAT_COMPANY_NAME = env_str("CHAT_COMPANY_NAME", "")
+CHAT_DEFAULT_MODEL = env_model("CHAT_DEFAULT_MODEL", "offline")
+CHAT_VERIFICATION_MODEL = env_model("CHAT_VERIFICATION_MODEL", CHAT_DEFAULT_MODEL)
+CHAT_SELECTION_MODEL = env_model("CHAT_SELECTION_MODEL", CHAT_DEFAULT_MODEL)
+CHAT_TITLE_MODEL = env_model("CHAT_TITLE_MODEL", CHAT_DEFAULT_MODEL)
+CHAT_INSIGHTS_MODEL = env_model("CHAT_INSIGHTS_MODEL", CHAT_DEFAULT_MODEL)
+CHAT_SITE_FEATURES = env_json("CHAT_SITE_FEATURES", {"promptInputFieldLabel": "Ask a question"}, dict)
+CHAT_WEBHOOKS = env_webhooks("CHAT_WEBHOOKS")
+CHAT_MODEL_PRICES = env_json(
     "CHAT_MODEL_PRICES",
     {
         "default": {"input": 0.0, "output": 0.0},
@@ -481,47 +368,43 @@ CHAT_MODEL_PRICES = _json_env(
     dict,
 )
 # Fractions are accepted (0.05 = 3 s), so that tests and demos need not wait a minute.
-CHAT_SESSION_IDLE_MINUTES = _float_env("CHAT_SESSION_IDLE_MINUTES", 60.0)
-CHAT_TAG_CACHE_SECONDS = _int_env("CHAT_TAG_CACHE_SECONDS", 300, minimum=0)
-CHAT_SELECTION_TIMEOUT_SECONDS = _float_env("CHAT_SELECTION_TIMEOUT_SECONDS", 5.0)
+CHAT_SESSION_IDLE_MINUTES = env_float("CHAT_SESSION_IDLE_MINUTES", 60.0)
+CHAT_TAG_CACHE_SECONDS = env_int("CHAT_TAG_CACHE_SECONDS", 300, minimum=0)
+CHAT_SELECTION_TIMEOUT_SECONDS = env_float("CHAT_SELECTION_TIMEOUT_SECONDS", 5.0)
 # A model request fails when its first chunk takes longer than this, or a gap between chunks does
 # (seconds; chatplatform.llm.loop). Connecting is bounded at 10 s.
-CHAT_MODEL_FIRST_TOKEN_TIMEOUT = _float_env("CHAT_MODEL_FIRST_TOKEN_TIMEOUT", 60.0)
-CHAT_MODEL_IDLE_TIMEOUT = _float_env("CHAT_MODEL_IDLE_TIMEOUT", 60.0)
+CHAT_MODEL_FIRST_TOKEN_TIMEOUT = env_float("CHAT_MODEL_FIRST_TOKEN_TIMEOUT", 60.0)
+CHAT_MODEL_IDLE_TIMEOUT = env_float("CHAT_MODEL_IDLE_TIMEOUT", 60.0)
 # Milliseconds between the `offline` model's words: a demo then streams like a model (tests set 0).
-CHAT_OFFLINE_TOKEN_DELAY_MS = _int_env("CHAT_OFFLINE_TOKEN_DELAY_MS", 20, minimum=0)
+CHAT_OFFLINE_TOKEN_DELAY_MS = env_int("CHAT_OFFLINE_TOKEN_DELAY_MS", 20, minimum=0)
 # Turns that may wait on one WebSocket behind the one running; more are refused at once (docs/faults.md).
-CHAT_WS_MAX_QUEUED_TURNS = _int_env("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
+CHAT_WS_MAX_QUEUED_TURNS = env_int("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
 # On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).
-CHAT_SHUTDOWN_GRACE_SECONDS = _float_env("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
+CHAT_SHUTDOWN_GRACE_SECONDS = env_float("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
 # The bearer token a Prometheus scraper sends to /metrics; admins may read it without (chatplatform.metrics).
-CHAT_METRICS_TOKEN = os.environ.get("CHAT_METRICS_TOKEN", "")
+CHAT_METRICS_TOKEN = env_str("CHAT_METRICS_TOKEN", "")
 # Off: nothing is counted and /metrics is 404 (bench/metrics.py compares a turn with and without).
-CHAT_METRICS_ENABLED = _bool_env("CHAT_METRICS_ENABLED", default=True)
+CHAT_METRICS_ENABLED = env_bool("CHAT_METRICS_ENABLED", default=True)
 # Tool execution: the sandbox of inline JavaScript tools, the largest result a tool may
 # give the model (bytes of JSON), model round trips per turn, and how much of a call's arguments
 # and result a trace keeps.
-CHAT_INLINE_MEMORY_MB = _int_env("CHAT_INLINE_MEMORY_MB", 64, minimum=1)
-CHAT_INLINE_STACK_KB = _int_env("CHAT_INLINE_STACK_KB", 1024, minimum=64)
-CHAT_TOOL_RESULT_MAX_BYTES = _int_env("CHAT_TOOL_RESULT_MAX_BYTES", 262144, minimum=1024)
-CHAT_TOOL_MAX_ROUND_TRIPS = _int_env("CHAT_TOOL_MAX_ROUND_TRIPS", 10, minimum=1)
-CHAT_TOOL_TRACE_MAX_CHARS = _int_env("CHAT_TOOL_TRACE_MAX_CHARS", 2000, minimum=100)
+CHAT_INLINE_MEMORY_MB = env_int("CHAT_INLINE_MEMORY_MB", 64, minimum=1)
+CHAT_INLINE_STACK_KB = env_int("CHAT_INLINE_STACK_KB", 1024, minimum=64)
+CHAT_TOOL_RESULT_MAX_BYTES = env_int("CHAT_TOOL_RESULT_MAX_BYTES", 262144, minimum=1024)
+CHAT_TOOL_MAX_ROUND_TRIPS = env_int("CHAT_TOOL_MAX_ROUND_TRIPS", 10, minimum=1)
+CHAT_TOOL_TRACE_MAX_CHARS = env_int("CHAT_TOOL_TRACE_MAX_CHARS", 2000, minimum=100)
 
-# Knowledge bases (CONTRACT §11). The embedding model is `openai:<model>` or `bedrock:<model>`;
+# Knowledge bases (README "Knowledge bases"). The embedding model is `openai:<model>` or `bedrock:<model>`;
 # unset, search is lexical only. Documents up to CHAT_KB_INLINE_INDEX_BYTES are indexed within the
 # upload request, larger ones by the background task.
-CHAT_EMBEDDING_MODEL = os.environ.get("CHAT_EMBEDDING_MODEL", "").strip() or None
-if CHAT_EMBEDDING_MODEL is not None:
-    _provider, _, _embedding_id = CHAT_EMBEDDING_MODEL.partition(":")
-    if _provider not in {"openai", "bedrock"} or not _embedding_id.strip() or " " in _embedding_id:
-        raise _malformed("CHAT_EMBEDDING_MODEL", "must be 'openai:<model>' or 'bedrock:<model>'")
-CHAT_EMBEDDING_TIMEOUT_SECONDS = _float_env("CHAT_EMBEDDING_TIMEOUT_SECONDS", 30.0)
-CHAT_KB_MAX_DOCUMENT_BYTES = _int_env("CHAT_KB_MAX_DOCUMENT_BYTES", 20 * 1024 * 1024, minimum=1)
-CHAT_KB_INLINE_INDEX_BYTES = _int_env("CHAT_KB_INLINE_INDEX_BYTES", 1024 * 1024, minimum=0)
-CHAT_KB_RETRIEVE_TIMEOUT_SECONDS = _float_env("CHAT_KB_RETRIEVE_TIMEOUT_SECONDS", 10.0)
+CHAT_EMBEDDING_MODEL = env_embedding_model("CHAT_EMBEDDING_MODEL")
+CHAT_EMBEDDING_TIMEOUT_SECONDS = env_float("CHAT_EMBEDDING_TIMEOUT_SECONDS", 30.0)
+CHAT_KB_MAX_DOCUMENT_BYTES = env_int("CHAT_KB_MAX_DOCUMENT_BYTES", 20 * 1024 * 1024, minimum=1)
+CHAT_KB_INLINE_INDEX_BYTES = env_int("CHAT_KB_INLINE_INDEX_BYTES", 1024 * 1024, minimum=0)
+CHAT_KB_RETRIEVE_TIMEOUT_SECONDS = env_float("CHAT_KB_RETRIEVE_TIMEOUT_SECONDS", 10.0)
 
 
-# --- Background work (CONTRACT §1, issue 20): `manage.py run_worker` -------------------------------
+# --- Background work: `manage.py run_worker` (README "Background worker") ------------------------
 # The database backend by default (nothing else to install); RQ on Redis when REDIS_URL is set.
 # `immediate` runs a task inside the process that enqueues it (no worker; for experiments).
 _TASK_BACKENDS = {
@@ -529,11 +412,9 @@ _TASK_BACKENDS = {
     "rq": {"BACKEND": "django_tasks_rq.RQBackend"},
     "immediate": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"},
 }
-CHAT_TASK_BACKEND = os.environ.get("CHAT_TASK_BACKEND") or ("rq" if REDIS_URL else "database")
-if CHAT_TASK_BACKEND not in _TASK_BACKENDS:
-    raise _malformed("CHAT_TASK_BACKEND", f"must be one of {', '.join(_TASK_BACKENDS)}")
+CHAT_TASK_BACKEND = env_choice("CHAT_TASK_BACKEND", "rq" if REDIS_URL else "database", tuple(_TASK_BACKENDS))
 if CHAT_TASK_BACKEND == "rq" and not REDIS_URL:
-    raise _malformed("CHAT_TASK_BACKEND", "rq needs REDIS_URL")
+    raise malformed("CHAT_TASK_BACKEND", "rq needs REDIS_URL")
 TASKS = {"default": _TASK_BACKENDS[CHAT_TASK_BACKEND]}
 if CHAT_TASK_BACKEND == "rq":
     # Its app (the RQ dashboard) imports redis and rq: only where RQ is the backend.
@@ -541,36 +422,31 @@ if CHAT_TASK_BACKEND == "rq":
 # django-rq's queue (the RQ backend's broker); the worker runs jobs in its own process, no fork.
 RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 900}}
 # How often an idle worker looks for due tasks, webhook deliveries and periodic jobs.
-CHAT_WORKER_POLL_SECONDS = _float_env("CHAT_WORKER_POLL_SECONDS", 0.5)
+CHAT_WORKER_POLL_SECONDS = env_float("CHAT_WORKER_POLL_SECONDS", 0.5)
 # How often a worker says it lives; one silent for 3 heartbeats is taken for dead (its tasks requeued).
-CHAT_WORKER_HEARTBEAT_SECONDS = _float_env("CHAT_WORKER_HEARTBEAT_SECONDS", 5.0)
+CHAT_WORKER_HEARTBEAT_SECONDS = env_float("CHAT_WORKER_HEARTBEAT_SECONDS", 5.0)
 # Failing tasks: CHAT_TASK_MAX_ATTEMPTS attempts, the n-th retry after CHAT_TASK_BACKOFF_SECONDS × 2^(n-1), ±25 %.
-CHAT_TASK_MAX_ATTEMPTS = _int_env("CHAT_TASK_MAX_ATTEMPTS", 4, minimum=1)
-CHAT_TASK_BACKOFF_SECONDS = _float_env("CHAT_TASK_BACKOFF_SECONDS", 10.0)
+CHAT_TASK_MAX_ATTEMPTS = env_int("CHAT_TASK_MAX_ATTEMPTS", 4, minimum=1)
+CHAT_TASK_BACKOFF_SECONDS = env_float("CHAT_TASK_BACKOFF_SECONDS", 10.0)
 # Seconds between runs of each periodic job (a JSON object overrides some of them).
-CHAT_PERIODIC_JOBS = {
-    "complete_idle_sessions": 60.0,
-    "recover_stalled_work": 60.0,
-    "cleanup_mock_records": 86400.0,
-    "prune_task_records": 86400.0,
-}
-for _job, _seconds in _json_env("CHAT_PERIODIC_JOBS", {}, dict).items():
-    if _job not in CHAT_PERIODIC_JOBS or isinstance(_seconds, bool) or not isinstance(_seconds, int | float) or _seconds <= 0:
-        raise _malformed("CHAT_PERIODIC_JOBS", f"{_job!r} must be one of {sorted(CHAT_PERIODIC_JOBS)} with a positive number of seconds")
-    CHAT_PERIODIC_JOBS[_job] = float(_seconds)
-# Webhook deliveries (CONTRACT §9): the time limit of one attempt, the first retry's delay (doubled
-# each time, ±25 %, at most an hour), how long a delivery is retried, and attempts in flight per worker.
-CHAT_WEBHOOK_TIMEOUT_SECONDS = _float_env("CHAT_WEBHOOK_TIMEOUT_SECONDS", 10.0)
-CHAT_WEBHOOK_BACKOFF_SECONDS = _float_env("CHAT_WEBHOOK_BACKOFF_SECONDS", 10.0)
-CHAT_WEBHOOK_RETRY_HOURS = _float_env("CHAT_WEBHOOK_RETRY_HOURS", 24.0)
-CHAT_WEBHOOK_CONCURRENCY = _int_env("CHAT_WEBHOOK_CONCURRENCY", 16, minimum=1)
-# Session insights (CONTRACT §5): the time limit of one analysis by CHAT_INSIGHTS_MODEL.
-CHAT_INSIGHTS_TIMEOUT_SECONDS = _float_env("CHAT_INSIGHTS_TIMEOUT_SECONDS", 120.0)
+CHAT_PERIODIC_JOBS = env_seconds(
+    "CHAT_PERIODIC_JOBS",
+    {"complete_idle_sessions": 60.0, "recover_stalled_work": 60.0, "cleanup_mock_records": 86400.0, "prune_task_records": 86400.0},
+)
+# Webhook deliveries (README "Background worker, webhooks, session insights"): the time limit of
+# one attempt, the first retry's delay (doubled each time, ±25 %, at most an hour), how long a
+# delivery is retried, and attempts in flight per worker.
+CHAT_WEBHOOK_TIMEOUT_SECONDS = env_float("CHAT_WEBHOOK_TIMEOUT_SECONDS", 10.0)
+CHAT_WEBHOOK_BACKOFF_SECONDS = env_float("CHAT_WEBHOOK_BACKOFF_SECONDS", 10.0)
+CHAT_WEBHOOK_RETRY_HOURS = env_float("CHAT_WEBHOOK_RETRY_HOURS", 24.0)
+CHAT_WEBHOOK_CONCURRENCY = env_int("CHAT_WEBHOOK_CONCURRENCY", 16, minimum=1)
+# Session insights: the time limit of one analysis by CHAT_INSIGHTS_MODEL.
+CHAT_INSIGHTS_TIMEOUT_SECONDS = env_float("CHAT_INSIGHTS_TIMEOUT_SECONDS", 120.0)
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-LOG_LEVEL = _choice_env("LOG_LEVEL", "INFO", LOG_LEVELS, upper=True)
+LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", LOG_LEVELS, upper=True)
 # `json`: one JSON object a line (python-json-logger), for log collectors; `text` for people.
-LOG_FORMAT = _choice_env("LOG_FORMAT", "text", ("text", "json"))
+LOG_FORMAT = env_choice("LOG_FORMAT", "text", ("text", "json"))
 _LOG_FORMATTERS = {
     "text": {"format": "%(message)s"},
     "json": {
@@ -583,11 +459,15 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"default": _LOG_FORMATTERS[LOG_FORMAT]},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "default"}},
+    # A token in a query string (the WebSocket's `?token=`) never reaches a log (chatplatform.logs).
+    "filters": {"redact_tokens": {"()": "chatplatform.logs.RedactTokens"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "default", "filters": ["redact_tokens"]}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    # Django's own console handler would print every record a second time through the root.
+    # Django's own console handlers would print every record a second time through the root, and
+    # runserver's request lines (django.server) would bypass the filter.
     "loggers": {
         "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.server": {"handlers": [], "propagate": True},
         # The HTTP clients of the model SDKs log every request at INFO.
         "httpx": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
@@ -597,22 +477,22 @@ LOGGING = {
 # --- Bounded work: what a stored object, an upload, a rule or a sign-in attempt may cost ---------
 # (docs/deploy.md, "Limits on hostile input")
 # A web component script from the store, decoded: larger is refused (400 when stored, 502 when served).
-CHAT_WIDGET_SCRIPT_MAX_BYTES = _int_env("CHAT_WIDGET_SCRIPT_MAX_BYTES", 5 * 1024 * 1024, minimum=1024)
+CHAT_WIDGET_SCRIPT_MAX_BYTES = env_int("CHAT_WIDGET_SCRIPT_MAX_BYTES", 5 * 1024 * 1024, minimum=1024)
 # Knowledge base documents are parsed in a child process with these limits; past one the
 # document is `failed` with the reason: its text, its pages (PDF), the decompressed bytes of
 # its streams (PDF), the parse's wall-clock time and the child's address space.
-CHAT_KB_MAX_TEXT_CHARS = _int_env("CHAT_KB_MAX_TEXT_CHARS", 10_000_000, minimum=1000)
-CHAT_KB_MAX_PAGES = _int_env("CHAT_KB_MAX_PAGES", 2000, minimum=1)
-CHAT_KB_MAX_DECOMPRESSED_BYTES = _int_env("CHAT_KB_MAX_DECOMPRESSED_BYTES", 50 * 1024 * 1024, minimum=1024)
-CHAT_KB_PARSE_SECONDS = _float_env("CHAT_KB_PARSE_SECONDS", 60.0)
-CHAT_KB_PARSE_MEMORY_MB = _int_env("CHAT_KB_PARSE_MEMORY_MB", 1024, minimum=64)
+CHAT_KB_MAX_TEXT_CHARS = env_int("CHAT_KB_MAX_TEXT_CHARS", 10_000_000, minimum=1000)
+CHAT_KB_MAX_PAGES = env_int("CHAT_KB_MAX_PAGES", 2000, minimum=1)
+CHAT_KB_MAX_DECOMPRESSED_BYTES = env_int("CHAT_KB_MAX_DECOMPRESSED_BYTES", 50 * 1024 * 1024, minimum=1024)
+CHAT_KB_PARSE_SECONDS = env_float("CHAT_KB_PARSE_SECONDS", 60.0)
+CHAT_KB_PARSE_MEMORY_MB = env_int("CHAT_KB_PARSE_MEMORY_MB", 1024, minimum=64)
 # An access rule's condition with a comprehension may run this long; past it the rules deny.
-CHAT_ACCESS_RULE_BUDGET_MS = _int_env("CHAT_ACCESS_RULE_BUDGET_MS", 100, minimum=1)
+CHAT_ACCESS_RULE_BUDGET_MS = env_int("CHAT_ACCESS_RULE_BUDGET_MS", 100, minimum=1)
 # Sign-in (/accounts/login/, /admin/login/): failed attempts per username and per client address
 # within the window, after which sign-in is refused (429) until the window ends.
-CHAT_SIGNIN_MAX_FAILURES_PER_USER = _int_env("CHAT_SIGNIN_MAX_FAILURES_PER_USER", 10, minimum=1)
-CHAT_SIGNIN_MAX_FAILURES_PER_ADDRESS = _int_env("CHAT_SIGNIN_MAX_FAILURES_PER_ADDRESS", 50, minimum=1)
-CHAT_SIGNIN_WINDOW_SECONDS = _int_env("CHAT_SIGNIN_WINDOW_SECONDS", 900, minimum=1)
+CHAT_SIGNIN_MAX_FAILURES_PER_USER = env_int("CHAT_SIGNIN_MAX_FAILURES_PER_USER", 10, minimum=1)
+CHAT_SIGNIN_MAX_FAILURES_PER_ADDRESS = env_int("CHAT_SIGNIN_MAX_FAILURES_PER_ADDRESS", 50, minimum=1)
+CHAT_SIGNIN_WINDOW_SECONDS = env_int("CHAT_SIGNIN_WINDOW_SECONDS", 900, minimum=1)
 # Refuses sign-in POSTs once a username or address is locked out (chatplatform.signin). Last: it
 # reads the form only for those two paths, after the session and CSRF middleware set up the request.
 MIDDLEWARE = [*MIDDLEWARE, "chatplatform.signin.SignInThrottle"]

@@ -262,9 +262,8 @@ async def test_an_unknown_model_name_raises_model_error():
         await collect(reply_of(model="gpt-4o"))
 
 
-async def test_openai_without_a_key_or_base_url_raises_model_error(monkeypatch):
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+async def test_openai_without_a_key_or_base_url_raises_model_error(settings):
+    settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = None
     llm.clear_model_cache()
     try:
         with pytest.raises(ModelError, match="OPENAI_API_KEY"):
@@ -273,8 +272,8 @@ async def test_openai_without_a_key_or_base_url_raises_model_error(monkeypatch):
         llm.clear_model_cache()
 
 
-async def test_a_local_server_needs_no_api_key(openai_server, monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY")
+async def test_a_local_server_needs_no_api_key(openai_server, settings):
+    settings.OPENAI_API_KEY = None
     llm.clear_model_cache()
     openai_server.script([Reply(text="No key needed.")])
 

@@ -1,7 +1,8 @@
 """Real peers on loopback that tests talk to instead of mocks (STYLE.md: "prefer a real peer").
 
-`openai_server` is a pytest fixture: a scripted model server, with `OPENAI_BASE_URL` and
-`ANTHROPIC_BASE_URL` pointing at it and the model cache of chatplatform.llm cleared, so any
+`openai_server` is a pytest fixture: a scripted model server, with the settings `OPENAI_BASE_URL`
+and `ANTHROPIC_BASE_URL` pointing at it (and the variables of the same names, for the processes a
+test starts) and the model cache of chatplatform.llm cleared, so any
 `openai:<name>` or `anthropic:<name>` model of the code under test talks to it. Register it in your folder's conftest.py:
 
     from tests.peers import openai_server  # noqa: F401  (a pytest fixture, registered by importing it here)
@@ -21,6 +22,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from pytest_django import Settings
 
 from chatplatform import llm
 from tests.peers.openai_server import OpenAIServer, Reply, ToolCall
@@ -42,14 +44,19 @@ def shared_openai_server() -> OpenAIServer:
 
 
 @pytest.fixture
-def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
+def openai_server(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Iterator[OpenAIServer]:
     """The scripted model server, empty, with `openai:` models pointed at it for this test."""
     server = shared_openai_server()
     server.reset()
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url.removesuffix("/v1"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    variables = {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": server.base_url.removesuffix("/v1"),
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+        setattr(settings, name, value)
     llm.clear_model_cache()  # cached models keep the base URL they were built with
     yield server
     server.reset()

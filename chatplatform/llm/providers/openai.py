@@ -9,11 +9,11 @@ decoded with orjson as it arrives, text handed to the sink at once.
 from __future__ import annotations
 
 import base64
-import os
 from typing import Any
 
 import aiohttp
 import orjson
+from django.conf import settings
 
 from chatplatform.llm import http
 from chatplatform.llm.types import (
@@ -40,8 +40,7 @@ MAX_RETRY_AFTER = 10.0  # seconds; a server asking for longer gets its failure r
 
 def _endpoint(model: str) -> tuple[str, dict[str, str]]:
     """The Chat Completions URL and headers, from OPENAI_BASE_URL and OPENAI_API_KEY (read per call: tests change them)."""
-    base_url = os.environ.get("OPENAI_BASE_URL") or None
-    api_key = os.environ.get("OPENAI_API_KEY") or None
+    base_url, api_key = settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY
     if api_key is None:
         if base_url is None:
             raise ModelError(f"{model}: set OPENAI_API_KEY, or OPENAI_BASE_URL for a compatible server that needs no key")

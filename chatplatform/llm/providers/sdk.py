@@ -8,11 +8,11 @@ and cached per name, so their HTTP clients and pooled connections are reused acr
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
 import pydantic_ai
+from django.conf import settings
 from pydantic_ai import (
     BinaryContent,
     ModelAPIError,
@@ -78,8 +78,8 @@ def _build(ref: ModelRef) -> Model:
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
-        # AsyncAnthropic reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; its httpx client honours the proxy variables.
-        client = AsyncAnthropic(api_key=os.environ.get("ANTHROPIC_API_KEY"), max_retries=0)
+        # Its httpx client honours the proxy variables.
+        client = AsyncAnthropic(api_key=settings.ANTHROPIC_API_KEY, base_url=settings.ANTHROPIC_BASE_URL, max_retries=0)
         return AnthropicModel(ref.model, provider=AnthropicProvider(anthropic_client=client))
     if ref.provider == "bedrock":
         import boto3
