@@ -11,6 +11,7 @@ uvicorn's main loop wakes every 100 ms to refresh the Date header, which changes
 each timer wakeup costs the process CPU, so here it wakes once a second, or at once when a signal
 asks it to stop (docs/decisions.md).
 
+Its log lines carry no token (chatplatform.logs; docs/deploy.md).
 A malformed or unsafe setting stops it before it listens, with one line naming the variable.
 Everything else, the command line included, is uvicorn's.
 """
@@ -27,6 +28,7 @@ from types import FrameType
 
 import uvicorn
 from django.core.exceptions import ImproperlyConfigured
+from uvicorn.config import LOGGING_CONFIG
 
 from chatplatform import children, inflight
 from chatplatform.safety import refuse_unsafe_settings
@@ -73,6 +75,11 @@ class Server(uvicorn.Server):
 # attribute is the package's click command, not the module; hence import_module.)
 for _module in ("uvicorn.main", "uvicorn.supervisors.multiprocess"):
     importlib.import_module(_module).Server = Server
+# uvicorn's own log lines (each WebSocket's path and query among them) through the same filter as
+# the platform's (settings.LOGGING); the workers of --workers N get this configuration with theirs.
+LOGGING_CONFIG["filters"] = {"redact_tokens": {"()": "chatplatform.logs.RedactTokens"}}
+for _handler in LOGGING_CONFIG["handlers"].values():
+    _handler["filters"] = ["redact_tokens"]
 
 
 def main() -> None:

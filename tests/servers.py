@@ -9,10 +9,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from django.db import connection
 
@@ -67,10 +68,19 @@ def migrated_copy(template: Path, folder: Path) -> Path:
 class ServerProcess:
     url: str  # base URL, e.g. http://127.0.0.1:50123
     process: subprocess.Popen[bytes]
+    log_file: IO[bytes]  # what the server wrote, standard output and error
 
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def log(self) -> str:
+        self.log_file.seek(0)
+        return self.log_file.read().decode(errors="replace")
 
     def __str__(self) -> str:
         return self.url
@@ -78,9 +88,10 @@ class ServerProcess:
 
 @contextmanager
 def asgi_server(
-    env: dict[str, str] | None = None, *, workers: int = 1, app: str = "chatplatform.asgi:application"
+    env: dict[str, str] | None = None, *, workers: int = 1, app: str = "chatplatform.asgi:application", options: Sequence[str] = ()
 ) -> Iterator[ServerProcess]:
-    """`python -m chatplatform.server <app>` (uvicorn; the platform by default) on a free loopback port; yields its URL and process."""
+    """`python -m chatplatform.server <app> [options]` (uvicorn; the platform by default) on a free
+    loopback port; yields its URL, process and log."""
     port = free_port()
     log = tempfile.TemporaryFile()  # noqa: SIM115 - not a pipe: a chatty server must never block on a full pipe
     process = subprocess.Popen(
@@ -101,10 +112,11 @@ def asgi_server(
             "false",
             "--log-level",
             "warning",
+            *options,  # uvicorn takes an option's last value: these win
         ],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
+        stdout=log,
         stderr=log,
     )
     deadline = time.monotonic() + 90
@@ -120,7 +132,7 @@ def asgi_server(
                 if time.monotonic() > deadline:
                     raise TimeoutError("server did not start within 90 s") from None
                 time.sleep(0.05)
-        yield ServerProcess(f"http://127.0.0.1:{port}", process)
+        yield ServerProcess(f"http://127.0.0.1:{port}", process, log)
     finally:
         process.terminate()
         try:
