@@ -11,7 +11,8 @@ uvicorn's main loop wakes every 100 ms to refresh the Date header, which changes
 each timer wakeup costs the process CPU, so here it wakes once a second, or at once when a signal
 asks it to stop (docs/decisions.md).
 
-Its log lines carry no token (chatplatform.logs; docs/deploy.md).
+Its connections are bounded (chatplatform.connections: idle and half-sent request heads closed,
+oversized heads refused) and its log lines carry no token (chatplatform.logs); docs/deploy.md.
 A malformed or unsafe setting stops it before it listens, with one line naming the variable.
 Everything else, the command line included, is uvicorn's.
 """
@@ -28,7 +29,7 @@ from types import FrameType
 
 import uvicorn
 from django.core.exceptions import ImproperlyConfigured
-from uvicorn.config import LOGGING_CONFIG
+from uvicorn.config import LOGGING_CONFIG, Config
 
 from chatplatform import children, inflight
 from chatplatform.safety import refuse_unsafe_settings
@@ -39,6 +40,11 @@ class Server(uvicorn.Server):
 
     _loop: asyncio.AbstractEventLoop | None = None
     _exit_requested: asyncio.Event | None = None
+
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        if config.http in {"auto", "httptools"}:
+            config.http = "chatplatform.connections:BoundedHttpToolsProtocol"
 
     async def main_loop(self) -> None:
         self._loop, self._exit_requested = asyncio.get_running_loop(), asyncio.Event()
