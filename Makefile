@@ -30,6 +30,11 @@ install: $(VENV)/.installed
 migrate: install
 	$(PY) manage.py migrate --noinput
 
+# `make run` is the laptop setup: DEBUG on unless the environment says otherwise (plain-HTTP
+# cookies, and the demo's accounts with the passwords printed below; seed_demo creates none
+# outside DEBUG).
+run demo: export DEBUG ?= true
+
 # Migrations are applied by seed_demo --migrate when any is unapplied: one process per start.
 demo: install
 	$(PY) manage.py seed_demo --migrate --url http://$(HOST):$(PORT)

@@ -28,6 +28,7 @@ def seed() -> str:
 @pytest.fixture
 def seeded(settings) -> str:
     settings.CHAT_SITE_FEATURES = {"tags": {"enabled": True}}
+    settings.DEBUG = True  # `make run`'s, so the demo's chat user exists
     return seed()
 
 

@@ -1,22 +1,33 @@
-"""`seed_demo` (CONTRACT §1): the demo data set, loadable twice, visible through the APIs."""
+"""`seed_demo` (README "Two commands"): the demo data set, loadable twice, visible through the APIs;
+its accounts with their printed passwords only with DEBUG on (`make run`), random ones when asked
+for outside DEBUG."""
 
 from __future__ import annotations
 
+import re
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 
+from chat.users.models import ChatUser
+
 pytestmark = pytest.mark.django_db
 
 
-def seed() -> str:
+def seed(*args: str) -> str:
     out = StringIO()
-    call_command("seed_demo", stdout=out)
+    call_command("seed_demo", *args, stdout=out)
     return out.getvalue()
 
 
-def test_demo_data_is_served_by_the_apis_and_reloading_changes_nothing(user_client, admin_client):
+@pytest.fixture
+def debug(settings):
+    """`make run`'s DEBUG (the test run's is off)."""
+    settings.DEBUG = True
+
+
+def test_demo_data_is_served_by_the_apis_and_reloading_changes_nothing(debug, user_client, admin_client):
     assert "login admin / admin-demo" in seed()
     agent_version = admin_client.get("/api/chat-admin/agent/demo-assistant").json()["agent"]["version"]
     assert "password unchanged" in seed()
@@ -33,7 +44,7 @@ def test_demo_data_is_served_by_the_apis_and_reloading_changes_nothing(user_clie
     assert len(directives) == 3
 
 
-def test_demo_admin_logs_in_to_the_django_admin(client):
+def test_demo_admin_logs_in_to_the_django_admin(debug, client):
     seed()
     assert client.login(username="admin", password="admin-demo")
     assert client.get("/admin/agents/agentdefinition/").status_code == 200
@@ -115,3 +126,23 @@ def test_seed_demo_migrate_applies_what_is_unapplied_and_nothing_otherwise():
     call_command("seed_demo", "--migrate", stdout=again)
     assert "Applying" not in again.getvalue()
     assert "Operations to perform" not in again.getvalue(), "migrate did not run at all"
+
+
+def test_outside_debug_no_demo_account_is_created():
+    out = seed()
+    assert not ChatUser.objects.filter(user_id__in=["admin", "demo"]).exists()
+    assert "admin-demo" not in out and "demo-chat" not in out
+    assert "no demo account outside DEBUG" in out
+    assert "Demo data: chat app 'demo'" in out, "the demo's records are loaded all the same"
+
+
+def test_outside_debug_with_accounts_each_gets_a_random_password_printed_once(client):
+    out = seed("--with-accounts")
+    passwords = dict(re.findall(r"login (admin|demo) / (\S+)", out))
+    assert set(passwords) == {"admin", "demo"}
+    assert passwords["admin"] != "admin-demo" and passwords["demo"] != "demo-chat"
+    assert passwords["admin"] != passwords["demo"] and len(passwords["admin"]) >= 16
+    assert client.login(username="admin", password=passwords["admin"])
+    again = seed("--with-accounts")
+    assert "login admin (password unchanged)" in again
+    assert passwords["admin"] not in again

@@ -1,309 +1,29 @@
-"""`python manage.py seed_demo`: the demo data set of `make run` (CONTRACT §1). Safe to re-run.
+"""`python manage.py seed_demo`: load the demo data set of `make run` (chat/management/commands/_demo.py).
 
-It creates what is missing and never changes what exists: `make run` runs it on every start, and
-an operator's edits to the demo records (the README's own steps) must survive that. `--reset`
-writes the demo records back as defined here.
-
-Everything is written through the same services as the Admin API, so the demo data obeys the
-same rules as anything an operator creates.
+Safe to re-run: it creates what is missing and never changes what exists; `--reset` writes the
+demo back as defined. Its accounts have passwords printed in the repository, so they are created
+only with DEBUG on (`make run`); outside DEBUG only when asked for with `--with-accounts`, and
+then with random passwords, printed once.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.files.storage import storages
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
-from agents.models import AgentDefinition
-from agents.services import agent_upsert
-from chat.chat_apps.models import ChatApp
-from chat.chat_apps.services import chat_app_upsert
-from chat.users.models import ChatUser, UserType
-from chatplatform.storage import WIDGET_STORE, encode, object_name, store_write
-from directives.models import SemanticDirective
-from directives.services import directive_upsert
-from knowledge.models import KnowledgeBase
-from knowledge.services import document_add, knowledge_base_upsert
-from tags.models import TagDefinition
-from tags.serializers import TagDefinitionSerializer
-from tags.services import tag_upsert
-from tools.models import ToolDefinition
-from tools.registry import get_function
-from tools.services import tool_upsert
-
-DEMO_ADMIN = "admin"
-DEMO_PASSWORD = "admin-demo"
-# A person of the chat page: not staff, so the page shows what a chat app's user sees.
-DEMO_USER = "demo"
-DEMO_USER_PASSWORD = "demo-chat"
-SEEDED_BY = "seed_demo"
-
-WORD_COUNT_CODE = """async (event, params) => {
-  const words = params.text.trim().split(/\\s+/).filter(Boolean);
-  return { words: words.length, characters: params.text.length };
-}"""
-
-TOOLS: list[dict[str, Any]] = [
-    {
-        "toolId": "current-time@1",
-        "executionType": "function",
-        "name": "current_time",
-        "displayName": "Current time",
-        "description": "Tells the current date and time in a timezone.",
-        "supportedAgentFrameworks": ["hosted"],
-        "functionArn": "local:current_time",
-        "functionSchema": [get_function("current_time").function_definition()],
-        "executionTimeout": 5,
-    },
-    {
-        "toolId": "word-count@1",
-        "executionType": "inline",
-        "name": "word_count",
-        "displayName": "Word count",
-        "description": "Counts the words and characters of a text.",
-        "supportedAgentFrameworks": ["hosted"],
-        "code": WORD_COUNT_CODE,
-        "functionSchema": [
-            {
-                "name": "word_count",
-                "description": "Counts the words and characters of a text.",
-                "parameters": {"text": {"type": "string", "description": "The text to count", "required": True}},
-            }
-        ],
-        "executionTimeout": 2,
-    },
-]
-
-KNOWLEDGE_BASE = {
-    "knowledgeBaseId": "platform-docs",
-    "name": "Platform documentation",
-    "description": (
-        "The chat agent platform's own documentation: how to run it, its API conventions, configuration, "
-        "access rules and design decisions. Search it for questions about the platform."
-    ),
-    "retrieval": {"strategy": "tool", "topK": 4},
-}
-# The project's own docs, by path from the repository root (sourceUrl), so a re-run replaces them.
-KNOWLEDGE_FILES = ["README.md", "docs/*.md"]
-
-AGENT = {
-    "agentId": "demo-assistant",
-    "basePrompt": (
-        "You are the {{company.name}} demo assistant. You are talking to {{user.firstName}} "
-        "({{user.email}}). Answer briefly and helpfully.\n\n{{tag-instructions}}"
-    ),
-    "toolIds": [tool["toolId"] for tool in TOOLS],
-    "foundationModel": "offline",
-    "knowledgeBases": [{"id": KNOWLEDGE_BASE["knowledgeBaseId"]}],
-}
-
-# A supervisor and two collaborators (CONTRACT §12), all on the offline model.
-COLLABORATORS: list[dict[str, Any]] = [
-    {
-        "agentId": "demo-researcher",
-        "basePrompt": "You find facts in the platform's documentation and report them with their sources.",
-        "toolIds": [],
-        "foundationModel": "offline",
-        "knowledgeBases": [{"id": KNOWLEDGE_BASE["knowledgeBaseId"]}],
-    },
-    {
-        "agentId": "demo-writer",
-        "basePrompt": "You turn notes into a short, friendly answer for {{user.firstName}}.",
-        "toolIds": ["word-count@1"],
-        "foundationModel": "offline",
-    },
-]
-SUPERVISOR = {
-    "agentId": "demo-supervisor",
-    "basePrompt": "You coordinate a researcher and a writer to answer questions about the platform.",
-    "toolIds": [],
-    "foundationModel": "offline",
-    "agentCollaboration": "SUPERVISOR",
-    "collaborators": [
-        {"agentId": "demo-researcher", "instruction": "Finds facts in the platform's documentation.", "historyRelay": "TO_COLLABORATOR"},
-        {"agentId": "demo-writer", "instruction": "Writes the final answer from notes.", "historyRelay": "TO_AGENT"},
-    ],
-}
-
-CHAT_APP = {
-    "chatAppId": "demo",
-    "title": "Demo chat",
-    "description": "Talks to the demo assistant (the offline model: it echoes, no network).",
-    "agentId": AGENT["agentId"],
-    "enabled": True,
-    "features": {
-        "tags": {"enabled": True, "tagsEnabled": [{"scope": "demo", "tag": "weather-card"}]},
-        "instructionAugmentation": {"enabled": True},
-        "promptInputFieldLabel": "Ask the demo assistant",
-        "suggestions": {
-            "enabled": True,
-            "suggestions": ["What time is it in Tokyo?", "How many words are in this sentence?", "Show me a table of three planets"],
-            "randomize": False,
-            "maxToShow": 3,
-        },
-        "traces": {"enabled": True},
-        # A session idle for CHAT_SESSION_IDLE_MINUTES is reviewed by CHAT_INSIGHTS_MODEL (the offline one answers too).
-        "sessionInsights": {"enabled": True},
-        "fileUpload": {"enabled": True, "mimeTypesAllowed": ["text/plain", "text/markdown", "text/csv", "image/png", "image/jpeg"]},
-        "chatDisclaimerNotice": {"enabled": True, "notice": "The demo assistant runs offline and only echoes: no answer is advice."},
-    },
-}
-
-# The widget runtime's demo (issue 22): widgets that work offline, written only when missing (an
-# operator's edits survive a re-run). The web components' scripts go into the database-backed
-# widget store, one per encoding the store serves.
-WIDGET_STORE_BUCKET = "demo-widgets"
-WIDGET_SCRIPTS_DIR = Path(__file__).resolve().parents[2] / "demo_widgets"
-# (file in chat/demo_widgets, key in the store, encoding)
-WIDGET_SCRIPTS = [
-    ("counter.js", "counter.js.gz", "gzip"),
-    ("tips.js", "tips.js.b64", "gzip+base64"),
-    ("welcome.js", "welcome.js", "none"),
-    ("weather-card.js", "weather-card.js.gz", "gzip"),
-]
-
-
-def _stored_component(file: str, element: str) -> dict[str, Any]:
-    _, key, encoding = next(script for script in WIDGET_SCRIPTS if script[0] == file)
-    return {
-        "type": "web-component",
-        "webComponent": {"storeBucket": WIDGET_STORE_BUCKET, "storeKey": key, "encoding": encoding, "customElementName": element},
-    }
-
-
-TAG_DEFINITIONS: list[dict[str, Any]] = [
-    {
-        "scope": "demo",
-        "tag": "chart",
-        "usageMode": "global",
-        "status": "enabled",
-        "widget": {"type": "built-in", "builtInType": "chart"},
-        "renderingContexts": {"inline": True, "canvas": True},
-        "canBeGeneratedByLlm": True,
-        "canBeGeneratedByTool": True,
-        "description": "A chart drawn from a JSON series.",
-        "llmInstructionsMd": (
-            "To show numbers as a chart, write the series as JSON inside the tag, for example: "
-            '<demo.chart type="bar" title="Visitors this week">{"labels": ["Mon", "Tue", "Wed", "Thu", "Fri"], '
-            '"series": [{"label": "Visitors", "data": [120, 150, 90, 180, 160]}]}</demo.chart>'
-        ),
-    },
-    {
-        "scope": "demo",
-        "tag": "weather-card",
-        "usageMode": "chat-app",
-        "status": "enabled",
-        # Served from the widget store (issue 22), so the demo works offline.
-        "widget": _stored_component("weather-card.js", "demo-weather-card"),
-        "renderingContexts": {"inline": {"enabled": True}, "spotlight": {"enabled": True, "displayOrder": 1}},
-        "canBeGeneratedByLlm": True,
-        "canBeGeneratedByTool": False,
-        "description": "A weather card for one city.",
-        "llmInstructions": [
-            {"type": "line", "text": 'To show the weather of a city, write <demo.weather-card city="Paris"></demo.weather-card>.'},
-            {"type": "block", "title": "Rules", "lines": [{"type": "line", "text": "One card per city."}]},
-        ],
-    },
-    {
-        "scope": "demo",
-        "tag": "citation",
-        "usageMode": "global",
-        "status": "disabled",
-        "widget": {"type": "pass-through"},
-        "renderingContexts": {"inline": True},
-        "canBeGeneratedByLlm": False,
-        "canBeGeneratedByTool": True,
-        "description": "Marks a quoted source (disabled in the demo).",
-    },
-]
-
-WIDGET_TAG_DEFINITIONS: list[dict[str, Any]] = [
-    {
-        "scope": "demo",
-        "tag": "suggestion",
-        "usageMode": "global",
-        "status": "enabled",
-        "widget": {"type": "built-in", "builtInType": "prompt"},
-        "renderingContexts": {"inline": True},
-        "canBeGeneratedByLlm": True,
-        "canBeGeneratedByTool": True,
-        "description": "A question the user can send with one click.",
-        "llmInstructionsMd": (
-            "To suggest a question the user could ask next, write it in the tag's text attribute, for example: "
-            '<demo.suggestion text="What time is it in Tokyo?"></demo.suggestion>'
-        ),
-    },
-    {
-        "scope": "demo",
-        "tag": "counter",
-        "usageMode": "global",
-        "status": "enabled",
-        "widget": _stored_component("counter.js", "demo-counter"),
-        "renderingContexts": {"inline": True, "canvas": True, "dialog": True},
-        "canBeGeneratedByLlm": True,
-        "canBeGeneratedByTool": False,
-        "description": "A counter that remembers its number per user (widget data).",
-        "llmInstructionsMd": 'To show the user their counter, write <demo.counter title="Your counter"></demo.counter>',
-    },
-    {
-        "scope": "demo",
-        "tag": "tips",
-        "usageMode": "global",
-        "status": "enabled",
-        "widget": _stored_component("tips.js", "demo-tips"),
-        "renderingContexts": {"spotlight": {"enabled": True, "isDefault": True, "displayOrder": 0, "autoCreateInstance": True}},
-        "canBeGeneratedByLlm": False,
-        "canBeGeneratedByTool": False,
-        "description": "Questions to try, in the spotlight above the message box.",
-    },
-    {
-        "scope": "demo",
-        "tag": "welcome",
-        "usageMode": "global",
-        "status": "enabled",
-        "widget": _stored_component("welcome.js", "demo-welcome"),
-        "renderingContexts": {"hero": {"enabled": True, "autoCreateInstance": True, "sizing": {"maxWidth": "720px", "minHeight": 100}}},
-        "canBeGeneratedByLlm": False,
-        "canBeGeneratedByTool": False,
-        "description": "A welcome banner, the demo's hero.",
-    },
-]
-
-DIRECTIVES: list[dict[str, Any]] = [
-    {
-        "scopeType": "chatapp",
-        "scopeValue": CHAT_APP["chatAppId"],
-        "id": "greet-by-first-name",
-        "description": "When the user greets the assistant or says hello.",
-        "instructions": "Greet the user by their first name.",
-    },
-    {
-        "scopeType": "agent",
-        "scopeValue": AGENT["agentId"],
-        "id": "metric-units",
-        "description": "When the answer involves temperatures, distances or weights.",
-        "instructions": "Use metric units (Celsius, kilometres, kilograms).",
-    },
-    {
-        "scopeType": "tool",
-        "scopeValue": "word-count@1",
-        "id": "count-before-judging-length",
-        "description": "When the user asks whether a text is too long or short.",
-        "instructions": "Call word_count before judging the length of a text.",
-    },
-]
+from chat.management.commands import _demo as demo
 
 
 class Command(BaseCommand):
     help = (
-        "Load the demo data set (admin and demo users, chat app, agents, tools, tags, directives, a knowledge base of the "
-        "project's docs) and print the logins. Creates what is missing, never changes what exists; --reset restores it."
+        "Load the demo data set (chat app, agents, tools, tags, directives, a knowledge base of the project's docs; "
+        "with DEBUG on, or --with-accounts, the admin and demo users) and print the logins. Creates what is missing, "
+        "never changes what exists; --reset restores it."
     )
 
     # `make run` runs this on every start, after `migrate` has run the system checks.
@@ -315,6 +35,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--migrate", action="store_true", help="Apply unapplied migrations first; nothing when there are none (make run)."
         )
+        parser.add_argument(
+            "--with-accounts",
+            action="store_true",
+            help="Outside DEBUG, create the demo's admin and user too, with random passwords (printed once).",
+        )
 
     def migrate_if_needed(self) -> None:
         """`make run` starts here on every start: one process instead of `migrate` then `seed_demo`,
@@ -323,107 +48,38 @@ class Command(BaseCommand):
         if executor.migration_plan(executor.loader.graph.leaf_nodes()):
             call_command("migrate", interactive=False, stdout=self.stdout)
 
-    def wanted(self, model: type[models.Model], **lookup: Any) -> bool:
-        """Whether to write this demo record: when it is missing, or on --reset. Counts what is kept."""
-        if self.reset or not model._default_manager.filter(**lookup).exists():
-            self.written += 1
-            return True
-        self.kept += 1
-        return False
-
-    def seed_documents(self) -> int:
-        """Upload README.md and docs/*.md into the demo knowledge base; a failed one is reported, not fatal."""
-        root = Path(settings.BASE_DIR)
-        paths = sorted({path for pattern in KNOWLEDGE_FILES for path in root.glob(pattern) if path.is_file()})
-        for path in paths:
-            text = path.read_text(encoding="utf-8")
-            heading = next((line.lstrip("#").strip() for line in text.splitlines() if line.startswith("# ")), "")
-            relative = path.relative_to(root).as_posix()
-            document = document_add(
-                knowledge_base_id=KNOWLEDGE_BASE["knowledgeBaseId"],
-                title=f"{heading} ({relative})" if heading else relative,
-                data=text.encode("utf-8"),
-                mime_type="text/markdown",
-                source_url=relative,
-                user_id=SEEDED_BY,
-            )
-            if document.status == "failed":
-                self.stderr.write(f"{relative}: not indexed: {document.error}")
-        return len(paths)
-
-    def seed_widgets(self) -> int:
-        """The demo's widget scripts and tag definitions, each only when missing (or on --reset); how many tags were written."""
-        added = 0
-        for file, key, encoding in WIDGET_SCRIPTS:
-            if self.reset or not storages[WIDGET_STORE].exists(object_name(WIDGET_STORE_BUCKET, key)):
-                content = encode((WIDGET_SCRIPTS_DIR / file).read_bytes(), encoding)
-                store_write(bucket=WIDGET_STORE_BUCKET, key=key, content=content)
-        for definition in WIDGET_TAG_DEFINITIONS:
-            if not self.wanted(TagDefinition, scope=definition["scope"], tag=definition["tag"]):
-                continue
-            serializer = TagDefinitionSerializer(data=definition)
-            serializer.is_valid(raise_exception=True)
-            tag_upsert(definition=serializer.validated_data, user_id=SEEDED_BY)
-            added += 1
-        return added
-
     def handle(self, *args: Any, **options: Any) -> None:
         if options["migrate"]:
             self.migrate_if_needed()
-        self.reset, self.written, self.kept = options["reset"], 0, 0
-        documents = 0
+        loader = demo.Loader(reset=options["reset"])
         with transaction.atomic():
-            admin, created = ChatUser.objects.get_or_create(
-                user_id=DEMO_ADMIN, defaults={"is_staff": True, "is_superuser": True, "user_type": UserType.INTERNAL}
-            )
-            if created or self.reset:
-                admin.set_password(DEMO_PASSWORD)
-                admin.save()
-            person, person_created = ChatUser.objects.get_or_create(
-                user_id=DEMO_USER, defaults={"first_name": "Demo", "last_name": "User", "email": "demo@example.com"}
-            )
-            if person_created or self.reset:
-                person.set_password(DEMO_USER_PASSWORD)
-                person.save()
-            for tool in TOOLS:
-                if self.wanted(ToolDefinition, tool_id=tool["toolId"]):
-                    tool_upsert(tool=tool, user_id=SEEDED_BY)
-            if self.wanted(KnowledgeBase, knowledge_base_id=KNOWLEDGE_BASE["knowledgeBaseId"]):
-                knowledge_base_upsert(data=KNOWLEDGE_BASE, user_id=SEEDED_BY)
-                documents = self.seed_documents()
-            for agent in [AGENT, *COLLABORATORS, SUPERVISOR]:
-                if self.wanted(AgentDefinition, agent_id=agent["agentId"]):
-                    agent_upsert(data=agent, user_id=SEEDED_BY)
-            if self.wanted(ChatApp, chat_app_id=CHAT_APP["chatAppId"]):
-                chat_app_upsert(data=CHAT_APP, user_id=SEEDED_BY)
-            for definition in TAG_DEFINITIONS:
-                if self.wanted(TagDefinition, scope=definition["scope"], tag=definition["tag"]):
-                    serializer = TagDefinitionSerializer(data=definition)
-                    serializer.is_valid(raise_exception=True)
-                    tag_upsert(definition=serializer.validated_data, user_id=SEEDED_BY)
-            for directive in DIRECTIVES:
-                lookup = {"scope_type": directive["scopeType"], "scope_value": directive["scopeValue"], "directive_id": directive["id"]}
-                if self.wanted(SemanticDirective, **lookup):
-                    directive_upsert(data=directive, user_id=SEEDED_BY)
-                directive_upsert(data=directive, user_id=SEEDED_BY)
-            widgets_added = self.seed_widgets()
+            if settings.DEBUG or options["with_accounts"]:
+                loader.accounts(random_passwords=not settings.DEBUG)
+            loader.records()
+        loaded = loader.loaded
+        for failure in loaded.failures:
+            self.stderr.write(failure)
 
         self.stdout.write(
-            f"Demo data: chat app {CHAT_APP['chatAppId']!r}, agent {AGENT['agentId']!r}, {len(TOOLS)} tools, "
-            f"{len(TAG_DEFINITIONS)} tag definitions, {len(DIRECTIVES)} directives, knowledge base "
-            f"{KNOWLEDGE_BASE['knowledgeBaseId']!r} ({documents} documents indexed), supervisor {SUPERVISOR['agentId']!r} "
-            f"with {len(COLLABORATORS)} collaborators."
+            f"Demo data: chat app {demo.CHAT_APP['chatAppId']!r}, agent {demo.AGENT['agentId']!r}, {len(demo.TOOLS)} tools, "
+            f"{len(demo.TAG_DEFINITIONS)} tag definitions, {len(demo.DIRECTIVES)} directives, knowledge base "
+            f"{demo.KNOWLEDGE_BASE['knowledgeBaseId']!r} ({loaded.documents} documents indexed), supervisor "
+            f"{demo.SUPERVISOR['agentId']!r} with {len(demo.COLLABORATORS)} collaborators."
         )
-        verb = "restored" if self.reset else "created"
-        kept = f"; {self.kept} kept as they are (seed_demo --reset restores them)" if self.kept else ""
-        self.stdout.write(f"{self.written} demo records {verb}{kept}.")
+        verb = "restored" if options["reset"] else "created"
+        kept = f"; {loaded.kept} kept as they are (seed_demo --reset restores them)" if loaded.kept else ""
+        self.stdout.write(f"{loaded.written} demo records {verb}{kept}.")
         url = options["url"].rstrip("/")
-        login = f"login {DEMO_ADMIN} / {DEMO_PASSWORD}" if created or self.reset else f"login {DEMO_ADMIN} (password unchanged)"
-        self.stdout.write(f"Django admin: {url}/admin/  {login}")
-        person_login = f"{DEMO_USER} / {DEMO_USER_PASSWORD}" if person_created or self.reset else f"{DEMO_USER} (password unchanged)"
-        self.stdout.write(f"Chat page: {url}/  login {person_login}")
+        self.stdout.write(f"Django admin: {url}/admin/  {self.login(demo.ADMIN, loaded)}")
+        self.stdout.write(f"Chat page: {url}/  {self.login(demo.PERSON, loaded)}")
         self.stdout.write(
-            f"Widgets: {len(WIDGET_TAG_DEFINITIONS)} demo widget tag definitions ({widgets_added} added), scripts in the widget store "
-            f"bucket {WIDGET_STORE_BUCKET!r}; they show when the site's tags feature is on (make run turns it on)."
+            f"Widgets: {len(demo.WIDGET_TAG_DEFINITIONS)} demo widget tag definitions ({loaded.widgets_added} added), scripts in "
+            f"the widget store bucket {demo.WIDGET_STORE_BUCKET!r}; they show when the site's tags feature is on (make run turns it on)."
         )
         self.stdout.write("Bearer token: .venv/bin/python manage.py issue_token demo-user")
+
+    def login(self, account: demo.Account, loaded: demo.Loaded) -> str:
+        if account.user_id not in loaded.passwords:
+            return "no demo account outside DEBUG (seed_demo --with-accounts creates it, with a random password)"
+        password = loaded.passwords[account.user_id]
+        return f"login {account.user_id} (password unchanged)" if password is None else f"login {account.user_id} / {password}"
