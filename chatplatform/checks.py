@@ -14,7 +14,6 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, register
 from django.core.checks.security import base, csrf
-from django.test.utils import override_settings
 
 DJANGO_NAMES = {
     "chatplatform.middleware.Security": "django.middleware.security.SecurityMiddleware",
@@ -40,6 +39,8 @@ _CHECKS_BY_MIDDLEWARE_NAME = (
 
 @register(Tags.security, deploy=True)
 def django_security_checks(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
+    from django.test.utils import override_settings  # django.test is heavy: when deploy checks run, not at start-up
+
     with override_settings(MIDDLEWARE=[DJANGO_NAMES.get(name, name) for name in settings.MIDDLEWARE]):
         return [message for check in _CHECKS_BY_MIDDLEWARE_NAME for message in check(app_configs)]
 

@@ -5,16 +5,21 @@ thread of its own; the stock backend would then open a new connection pool per r
 builds a new `redis.Redis` on every call (redis-py fills a table of ~170 response callbacks each
 time: a quarter of a millisecond). redis-py clients are thread-safe and reset their pool after a
 fork, so one per server is shared by every thread.
+
+redis-py is imported when such a cache is first used, as Django's own backend does: not by every
+command that sets Django up (docs/decisions.md, "Command start-up").
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis
-import redis.asyncio
 from django.core.cache.backends import redis as django_redis
+
+if TYPE_CHECKING:
+    import redis
+    import redis.asyncio
 
 _clients: dict[tuple[str, str], redis.Redis] = {}
 _lock = threading.Lock()
@@ -43,6 +48,8 @@ class RedisCache(django_redis.RedisCache):
     def async_write_client(self) -> redis.asyncio.Redis:
         """A new redis.asyncio client of the server this cache writes to. Its connections belong to
         the event loop that opens them: keep one per loop (`ratelimit` does, with its counter)."""
+        import redis.asyncio
+
         server = self._cache._servers[self._cache._get_connection_pool_index(True)]
         # Django's pool options name its sync parser class; redis.asyncio picks its own. Past its
         # bound a blocking pool waits for a free connection (redis.asyncio's default one raises).

@@ -256,7 +256,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["chatplatform.api.bodies.JSONParser"],
     "EXCEPTION_HANDLER": "chatplatform.api.exceptions.handle",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "chatplatform.api.negotiation.SingleRendererNegotiation",
-    "DEFAULT_SCHEMA_CLASS": "chatplatform.api.schema.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "chatplatform.api.autoschema.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 

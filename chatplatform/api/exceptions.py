@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import redis
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -49,9 +49,19 @@ def envelope(message: str, code: str | None) -> dict[str, Any]:
     return body
 
 
+def _redis_errors() -> tuple[type[Exception], ...]:
+    """Redis's connection errors where Redis is used (REDIS_URL): imported there only, as it costs
+    every command's start-up (docs/decisions.md, "Command start-up")."""
+    if not settings.REDIS_URL:
+        return ()
+    import redis
+
+    return (redis.ConnectionError, redis.TimeoutError)
+
+
 # A dependency that is down: 503 with Retry-After, so that clients and operators can tell an
 # outage (which passes) from a fault of the service (docs/faults.md).
-UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, OperationalError, InterfaceError)
+UNAVAILABLE = (OperationalError, InterfaceError, *_redis_errors())
 RETRY_AFTER_UNAVAILABLE = 5
 
 
@@ -60,7 +70,7 @@ def handle(exc: Exception, context: dict[str, Any] | None = None) -> Response:
     headers: dict[str, str] = {}
     if isinstance(exc, UNAVAILABLE):
         logger.warning("a dependency is unavailable: %s: %s", type(exc).__name__, exc)
-        dependency = "the cache" if isinstance(exc, redis.RedisError) else "the database"
+        dependency = "the database" if isinstance(exc, OperationalError | InterfaceError) else "the cache"
         body = envelope(f"service unavailable: {dependency} cannot be reached; retry later", Code.SERVICE_UNAVAILABLE)
         return Response(body, status=503, headers={"Retry-After": str(RETRY_AFTER_UNAVAILABLE)})
     if isinstance(exc, RequestDataTooBig):

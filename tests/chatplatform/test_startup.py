@@ -14,6 +14,7 @@ from tests.servers import ROOT
 # The model SDKs, the JavaScript engine, AWS, MCP, numerical and document libraries, the template
 # engine, CEL, Daphne/Twisted (runserver only), HTTP and JSON Schema clients of single features.
 HEAVY = [
+    "redis",  # only with REDIS_URL
     "pydantic_ai",
     "pydantic",
     "openai",
