@@ -2,6 +2,11 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from chatplatform import drf
+
+# Django imports each app's configuration before any app's models, the first to import DRF.
+drf.load()
+
 
 class ChatPlatformConfig(AppConfig):
     name = "chatplatform"

@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -192,6 +191,8 @@ def cursor(connection: BaseDatabaseWrapper) -> Iterator[Any]:
         if connection.vendor != "postgresql":
             yield django_cursor
             return
+        import psycopg  # loaded by Django's backend on PostgreSQL: not imported on SQLite
+
         with connection.wrap_database_errors, psycopg.Cursor(django_cursor.cursor.connection) as bound:
             yield bound
 

@@ -15,6 +15,8 @@ from tests.servers import ROOT
 # engine, CEL, Daphne/Twisted (runserver only), HTTP and JSON Schema clients of single features.
 HEAVY = [
     "redis",  # only with REDIS_URL
+    "psycopg",  # only on PostgreSQL
+    "requests",  # DRF's compat would (chatplatform.drf)
     "pydantic_ai",
     "pydantic",
     "openai",
@@ -49,8 +51,8 @@ print(json.dumps(sorted(sys.modules)))
 
 def test_starting_django_imports_none_of_the_heavy_libraries():
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "chatplatform.settings", "SECRET_KEY": "k" * 50}
-    env.pop("REDIS_URL", None)
-    env.pop("CHAT_TASK_BACKEND", None)
+    for embedded in ("DATABASE_URL", "REDIS_URL", "CHAT_TASK_BACKEND"):
+        env.pop(embedded, None)
     result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     loaded = set(json.loads(result.stdout.strip().splitlines()[-1]))
