@@ -146,3 +146,15 @@ def test_outside_debug_with_accounts_each_gets_a_random_password_printed_once(cl
     again = seed("--with-accounts")
     assert "login admin (password unchanged)" in again
     assert passwords["admin"] not in again
+
+
+def test_seed_demo_keeps_an_operators_change_to_a_demo_directive(admin_client):
+    seed()
+    edited = {"scopeType": "agent", "scopeValue": "demo-assistant", "id": "metric-units", "description": "Units.", "instructions": "SI."}
+    response = admin_client.post("/api/chat-admin/semantic-directive", {"semanticDirective": edited}, format="json")
+    assert response.status_code == 200, response.json()
+
+    seed()
+    search = {"includeInstructions": True}
+    directives = admin_client.post("/api/chat-admin/semantic-directive/search", search, format="json").json()["semanticDirectives"]
+    assert next(d for d in directives if d["id"] == "metric-units")["instructions"] == "SI."

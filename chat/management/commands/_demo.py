@@ -363,7 +363,6 @@ class Loader:
             lookup = {"scope_type": directive["scopeType"], "scope_value": directive["scopeValue"], "directive_id": directive["id"]}
             if self.wanted(SemanticDirective, **lookup):
                 directive_upsert(data=directive, user_id=SEEDED_BY)
-            directive_upsert(data=directive, user_id=SEEDED_BY)
         self.widgets()
 
     def tag(self, definition: dict[str, Any]) -> None:
