@@ -20,8 +20,10 @@ from tests.servers import ROOT
 HASHED = re.compile(r"^(?P<name>.+)\.[0-9a-f]{12}(?P<suffix>\.m?js)$")
 
 
-def test_each_module_loads_once_by_its_hashed_name_after_collectstatic(site: Site, browser: Any, tmp_path: Path):
-    env = {**site.env, "DEBUG": "false", "STATIC_ROOT": str(tmp_path / "static")}
+def test_each_module_loads_once_by_its_hashed_name_after_collectstatic(site: Site, browser: Any, tmp_path: Path, settings: Any):
+    # A deployment's own key: with DEBUG off the development key is refused (docs/deploy.md).
+    settings.JWT_SIGNING_KEY = secret = "pages-deployment-" + "k" * 40
+    env = {**site.env, "DEBUG": "false", "SECRET_KEY": secret, "STATIC_ROOT": str(tmp_path / "static")}
     _manage(env, "collectstatic", "--noinput")
     with contextlib.ExitStack() as stack:
         deployed = start_site(env, site.model, stack, seed=False)
