@@ -25,7 +25,7 @@ from chat.users.models import ChatUser
 from chat.webhooks import delivery as webhooks
 from chat.webhooks.models import WebhookEvent
 from chatplatform import db
-from chatplatform.api.errors import Code, NotFound
+from chatplatform.api.errors import Code, Conflict, NotFound
 
 # --- Turns: the per-session ticket lock, messages and totals (chat.turn) -------------------------
 #
@@ -81,29 +81,33 @@ def _history_sql(vendor: str) -> str:
 
 
 @functools.cache
-def _take_ticket_sql(vendor: str) -> str:
+def _take_ticket_sql(vendor: str, only_when_idle: bool = False) -> str:
     """The session's next ticket, under its row lock: (ticket, served at once, title), no row for a
-    session that is unknown, another user's or another chat app's. Written out once, like
-    `_finish_session_sql`. RETURNING sees the row as updated; SET reads it as it was.
-    A message arriving makes the session active again (a completed one reopens, CONTRACT §5) and
-    moves its lastUpdate, the clock of the idle-session completion."""
+    session that is unknown, another user's or another chat app's (or, `only_when_idle`, one whose
+    turn is running: its lease not run out). Written out once, like `_finish_session_sql`.
+    RETURNING sees the row as updated; SET reads it as it was. A message arriving makes the session
+    active again (a completed one reopens) and moves its lastUpdate, the clock of the idle-session
+    completion."""
     table, column = db.sql_names(ChatSession)
     next_, serving, started = column("turn_next"), column("turn_serving"), column("turn_started")
+    idle = f" AND ({next_} = {serving} OR {started} < %s)" if only_when_idle else ""
     return (
         f"UPDATE {table} SET {next_} = {next_} + 1, "
         f"{started} = CASE WHEN {next_} = {serving} THEN %s ELSE {started} END, "
         f"{column('status')} = '{SessionStatus.ACTIVE.value}', {column('last_update')} = %s "
-        f"WHERE {column('session_id')} = %s AND {column('user')} = %s AND {column('chat_app_id')} = %s "
+        f"WHERE {column('session_id')} = %s AND {column('user')} = %s AND {column('chat_app_id')} = %s{idle} "
         f"RETURNING {next_} - 1 AS ticket, {next_} - 1 = {serving} AS served, {column('title')} AS title"
     )
 
 
-def _take_ticket(session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_message: ChatMessage) -> tuple[int, bool, str] | None:
+def _take_ticket(
+    session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_message: ChatMessage, only_when_idle: bool = False
+) -> tuple[int, bool, str] | None:
     """Take the session's next ticket and, when it is served at once, store the user message: all or
     nothing, in one statement on PostgreSQL (the INSERT a CTE that runs only when served)."""
     connection = connections["default"]
     field = ChatSession._meta.get_field
-    claim_sql = _take_ticket_sql(connection.vendor)
+    claim_sql = _take_ticket_sql(connection.vendor, only_when_idle)
     moment = field("turn_started").get_db_prep_value(user_message.timestamp, connection)
     params = [
         moment,
@@ -112,6 +116,8 @@ def _take_ticket(session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_
         user_id,
         chat_app_id,
     ]
+    if only_when_idle:
+        params.append(field("turn_started").get_db_prep_value(user_message.timestamp - TURN_LEASE, connection))
     if connection.vendor == "postgresql":
         insert_sql, insert_params = db.insert_if(user_message, "EXISTS (SELECT 1 FROM claimed WHERE served)")
         with db.cursor(connection) as cursor:
@@ -139,12 +145,13 @@ def turn_claim(
     invocation_mode: str | None,
     source: str,
     entity_id: str | None,
+    only_when_idle: bool = False,
 ) -> TurnClaim:
     """Take a ticket on the session (creating the session when `session_id` is None).
 
     When the ticket is served at once (the usual case) the user message is stored with it. 404
-    INVALID_SESSION_ID for a session that is unknown, another user's or another chat app's
-    (CONTRACT §3, §5).
+    INVALID_SESSION_ID for a session that is unknown, another user's or another chat app's;
+    `only_when_idle` (concurrentTurns `reject`): 409 SESSION_BUSY while a turn of it runs.
     """
     now = timezone.now()
     if session_id is None:
@@ -167,8 +174,10 @@ def turn_claim(
         db.write(session, user_message, *events)
         return TurnClaim(session.pk, user.pk, "", 0, True, user_message)
     user_message = _user_message(session_id, user_id=user.pk, message=message, files=files, now=now)
-    taken = _take_ticket(session_id, user_id=user.pk, chat_app_id=chat_app_id, user_message=user_message)
+    taken = _take_ticket(session_id, user_id=user.pk, chat_app_id=chat_app_id, user_message=user_message, only_when_idle=only_when_idle)
     if taken is None:
+        if only_when_idle and ChatSession.objects.filter(pk=session_id, user_id=user.pk, chat_app_id=chat_app_id).exists():
+            raise Conflict(f"session {session_id} is busy: a turn of it is running; send again once it is done", code=Code.SESSION_BUSY)
         raise NotFound(f"session {session_id} not found", code=Code.INVALID_SESSION_ID)
     ticket, served, title = taken
     if not served:
@@ -221,6 +230,7 @@ def turn_finish(
     title: str | None = None,
     error: dict[str, str] | None = None,
     citations: list[dict[str, Any]] | None = None,
+    stop_reason: str | None = None,
 ) -> tuple[ChatMessage, bool]:
     """Store the answer (`error` when it failed midway: the text is what was streamed), add its
     usage to the session's totals, hand the session to the next ticket and, given a `title`,
@@ -239,6 +249,7 @@ def turn_finish(
         execution_duration=execution_duration,
         error=error,
         citations=citations,
+        stop_reason=stop_reason,
         timestamp=now,
     )
     connection = connections["default"]

@@ -1,4 +1,4 @@
-"""Running an admitted turn, in a task of its own that outlives its client (CONTRACT §7).
+"""Running an admitted turn, in a task of its own that outlives its client (docs/api.md, "Converse").
 
     wait for the session's ticket → `session` → directive selection → the reply with its tools
     (`delta`…, `trace`…) → verification → store the answer → `done` → `title`
@@ -7,6 +7,10 @@ Whatever fails, the client gets one `error` event and then the end of the events
 streamed is stored as the answer, marked with its `error` (so history stays user, assistant,
 user…), and the session is handed to its next turn. A turn holds its session by a lease it
 renews while it runs; one whose process died is skipped when the lease runs out.
+
+A turn can be stopped from any process (chat.turn.replay): its reply is cancelled (the model
+request closed, a running tool abandoned), what was streamed is stored as the answer with
+`stopReason: "user"`, and `done` says `stopped: true`.
 """
 
 from __future__ import annotations
@@ -15,14 +19,14 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError
 
 from chat.sessions.titles import fallback_title, title_session, title_without_model
-from chat.turn import collaborators
+from chat.turn import collaborators, replay
 from chat.turn.admission import Admitted
 from chat.turn.events import Turn, TurnEvent, error_event
 from chat.turn.lock import TURN_LEASE, TurnClaim, turn_finish, turn_renew, turn_try_start
@@ -43,12 +47,49 @@ NO_TEXT = "(no answer: it failed before any text)"  # a failed, empty answer as 
 
 
 def start(admitted: Admitted) -> Turn:
-    """Run an admitted turn; its events come from the returned Turn. Leaving them early (a
-    disconnect) does not stop the turn: it runs to the end and stores its answer."""
-    turn = Turn()
-    task = asyncio.create_task(_run(admitted.context, admitted.claim, turn.emit), name="converse-turn")
+    """Run an admitted turn; its events come from the returned Turn (`reader()`). Leaving them
+    early (a disconnect) does not stop the turn: it runs to the end and stores its answer."""
+    turn = replay.store().new_turn()
+    control = Control(turn)
+    task = asyncio.create_task(_run(admitted.context, admitted.claim, control), name="converse-turn")
     inflight.track(task)
     return turn
+
+
+class Control:
+    """A running turn's handle: its events, its answer's id, and its stop."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self.emit = turn.emit
+        self.answer_id = uuid.uuid4()  # chosen first: the `session` event names it, a retried store finds it taken
+        self.stopped = False
+        self._replying: asyncio.Task[Any] | None = None
+
+    def stop(self) -> None:
+        """End the reply under way (if any) as soon as possible; the turn stores what it streamed."""
+        self.stopped = True
+        if self._replying is not None:
+            self._replying.cancel()
+
+    async def interruptible(self, work: Awaitable[T]) -> T:
+        """`work` in a task a stop cancels (the model's reply, its tools): a stop raises Stopped here."""
+        if self.stopped:
+            raise Stopped
+        self._replying = asyncio.ensure_future(work)
+        try:
+            return await self._replying
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self.stopped and not (current is not None and current.cancelling()):
+                raise Stopped from None
+            raise
+        finally:
+            self._replying = None
+
+
+class Stopped(Exception):
+    """The turn was stopped by its user."""
 
 
 async def wait_for_running_turns() -> None:
@@ -65,26 +106,26 @@ class _Failed(Exception):
         self.error = {"code": event.data.get("code") or Code.INTERNAL_ERROR, "message": event.data.get("error", "")}
 
 
-async def _run(context: TurnContext, claim: TurnClaim, emit: Emit) -> None:
-    transcript, ledger = Transcript(emit), Ledger()
+async def _run(context: TurnContext, claim: TurnClaim, control: Control) -> None:
+    transcript, ledger = Transcript(control.emit), Ledger()
     lease: _Lease | None = None
     started = time.perf_counter()
     outcome = "failed"
     try:
         try:
             claim = await _wait_for_ticket(context, claim)
-            lease = _Lease(claim)
-            await _answer(context, claim, transcript, ledger, started)
-            outcome = "done"
+            lease = _Lease(claim, control)
+            await _answer(context, claim, transcript, ledger, started, control)
+            outcome = "stopped" if control.stopped else "done"
         except asyncio.CancelledError:
             outcome = "cancelled"
             failed = _Failed(
                 error_event(ApiError("the server shut down before the answer was complete", code=Code.SERVICE_UNAVAILABLE, status_code=503))
             )
-            await _fail(context, claim, transcript, ledger, started, failed)
+            await _fail(context, claim, control, transcript, ledger, started, failed)
             raise
         except _Failed as failed:
-            await _fail(context, claim, transcript, ledger, started, failed)
+            await _fail(context, claim, control, transcript, ledger, started, failed)
         except llm.ModelError as exc:
             logger.warning("turn failed: %s", exc)
             ledger.calls.append((context.model, exc.usage))  # what was received counts
@@ -92,6 +133,7 @@ async def _run(context: TurnContext, claim: TurnClaim, emit: Emit) -> None:
             await _fail(
                 context,
                 claim,
+                control,
                 transcript,
                 ledger,
                 started,
@@ -100,47 +142,63 @@ async def _run(context: TurnContext, claim: TurnClaim, emit: Emit) -> None:
         except Exception as exc:
             if not isinstance(exc, ApiError):
                 logger.exception("turn failed")
-            await _fail(context, claim, transcript, ledger, started, _Failed(error_event(exc)))
+            await _fail(context, claim, control, transcript, ledger, started, _Failed(error_event(exc)))
     finally:
         if lease is not None:
             lease.stop()
         metrics.turn_finished(outcome, time.perf_counter() - started)
-        emit(None)
+        control.emit(None)
+        if context.session_id is not None:
+            replay.store().ended(context.session_id, control.turn)
 
 
-async def _answer(context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float) -> None:
+async def _answer(context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float, control: Control) -> None:
     emit = transcript.emit
     assert claim.user_message is not None
     session_id = context.session_id = claim.session_id
-    emit(TurnEvent("session", {"sessionId": str(session_id), "userMessageId": str(claim.user_message.pk)}))
+    answer_id = str(control.answer_id)
+    emit(TurnEvent("session", {"sessionId": str(session_id), "userMessageId": str(claim.user_message.pk), "messageId": answer_id}))
+    replay.store().started(session_id, control.turn, control.stop)
+    try:
+        await _reply(context, claim, transcript, ledger, started, control)
+    except Stopped:
+        await _stopped(context, claim, transcript, ledger, started, control)
+
+
+async def _reply(context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float, control: Control) -> None:
+    emit, session_id = transcript.emit, claim.session_id
     history = [llm.HistoryMessage("user" if source == "user" else "assistant", text or NO_TEXT) for source, text in claim.history]
-    system_prompt = await _with_chosen_directives(context, ledger, emit)
+    system_prompt = await control.interruptible(_with_chosen_directives(context, ledger, emit))
     routed = None
     if context.collaboration == SUPERVISOR_ROUTER and context.collaborators:
-        routed = await collaborators.route(context, ledger)
+        routed = await control.interruptible(collaborators.route(context, ledger))
         trace(emit, context, ledger.traces[-1])
     if routed is not None:  # the collaborator answers the user itself
         relayed = history if routed.history_relay == "TO_COLLABORATOR" else []
-        answer = await collaborators.invoke(
-            context, routed, request=context.message, history=relayed, transcript=transcript, ledger=ledger, respond=respond
+        answer = await control.interruptible(
+            collaborators.invoke(
+                context, routed, request=context.message, history=relayed, transcript=transcript, ledger=ledger, respond=respond
+            )
         )
         trace(emit, context, ledger.traces[-1])
     else:
-        answer = await respond(context, transcript, ledger, history=history, message=context.message, system_prompt=system_prompt)
+        answer = await control.interruptible(
+            respond(context, transcript, ledger, history=history, message=context.message, system_prompt=system_prompt)
+        )
     text, verifications = answer.text, []
     if context.on("verifyResponse"):
         tools = toolset(context, ledger, transcript, history=history)
-        text, verifications = await verify(
-            transcript, context, ledger, system_prompt=system_prompt, history=history, answer=text, tools=tools
+        text, verifications = await control.interruptible(
+            verify(transcript, context, ledger, system_prompt=system_prompt, history=history, answer=text, tools=tools)
         )
     # A title that costs no model call is stored with the answer; a model's comes after `done`.
     title = fallback_title(context.message) if not claim.title and title_without_model() else None
     citations = transcript.citations.items if transcript.citations.searched else None
-    stored, titled = await _finish(
-        claim, ledger, started, text=text, model=answer.model, verifications=verifications, title=title, citations=citations
+    titled = await _finish(
+        claim, control, ledger, started, text=text, model=answer.model, verifications=verifications, title=title, citations=citations
     )
     transcript.stored = True
-    done = {"success": True, "response": text, "sessionId": str(session_id), "messageId": str(stored), "usage": ledger.usage()}
+    done = {"success": True, "response": text, "sessionId": str(session_id), "messageId": str(control.answer_id), "usage": ledger.usage()}
     if citations is not None:
         done["citations"] = citations
     emit(TurnEvent("done", done))
@@ -149,6 +207,29 @@ async def _answer(context: TurnContext, claim: TurnClaim, transcript: Transcript
         titled = title is not None
     if titled:
         emit(TurnEvent("title", {"sessionId": str(session_id), "title": title}))
+
+
+async def _stopped(
+    context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float, control: Control
+) -> None:
+    """Store what was streamed as the answer, stopped by the user, and say so in `done`."""
+    text = transcript.text
+    citations = transcript.citations.items if transcript.citations.searched else None
+    await _finish(
+        claim, control, ledger, started, text=text, model=context.model, verifications=[], citations=citations, stop_reason="user"
+    )
+    transcript.stored = True
+    done = {
+        "success": True,
+        "response": text,
+        "sessionId": str(claim.session_id),
+        "messageId": str(control.answer_id),
+        "usage": ledger.usage(),
+        "stopped": True,
+    }
+    if citations is not None:
+        done["citations"] = citations
+    transcript.emit(TurnEvent("done", done))
 
 
 async def _with_chosen_directives(context: TurnContext, ledger: Ledger, emit: Emit) -> str:
@@ -202,6 +283,7 @@ async def _stored(function: Callable[..., T], **kwargs: Any) -> T:
 
 async def _finish(
     claim: TurnClaim,
+    control: Control,
     ledger: Ledger,
     started: float,
     *,
@@ -211,13 +293,13 @@ async def _finish(
     title: str | None = None,
     error: dict[str, str] | None = None,
     citations: list[dict[str, Any]] | None = None,
-) -> tuple[uuid.UUID, bool]:
-    """Store the answer and hand the session on: (the answer's id, whether the title was stored)."""
-    answer_id = uuid.uuid4()  # chosen here: a try whose commit was not confirmed shows up as this id taken
+    stop_reason: str | None = None,
+) -> bool:
+    """Store the answer and hand the session on; whether the title was stored."""
     try:
         _, titled = await _stored(
             turn_finish,
-            answer_id=answer_id,
+            answer_id=control.answer_id,
             session_id=claim.session_id,
             ticket=claim.ticket,
             user_id=claim.user_id,
@@ -230,15 +312,18 @@ async def _finish(
             title=title,
             error=error,
             citations=citations,
+            stop_reason=stop_reason,
         )
     except IntegrityError:
         titled = False  # an earlier try committed before its connection went
     except (OperationalError, InterfaceError) as exc:
         raise _Failed(error_event(exc), store=False) from exc
-    return answer_id, titled
+    return titled
 
 
-async def _fail(context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float, failed: _Failed) -> None:
+async def _fail(
+    context: TurnContext, claim: TurnClaim, control: Control, transcript: Transcript, ledger: Ledger, started: float, failed: _Failed
+) -> None:
     """Tell the client, then store what was streamed as a failed answer (the session moves on with it)."""
     if transcript.stored:  # the answer and its `done` went out; only the title step failed
         logger.info("after the answer of session %s: %s", claim.session_id, failed.error["message"])
@@ -247,17 +332,18 @@ async def _fail(context: TurnContext, claim: TurnClaim, transcript: Transcript, 
     if claim.user_message is None or not failed.store:
         return  # nothing of this turn was stored, or the database is gone: the lease runs out
     try:
-        await _finish(claim, ledger, started, text=transcript.text, model=context.model, verifications=[], error=failed.error)
+        await _finish(claim, control, ledger, started, text=transcript.text, model=context.model, verifications=[], error=failed.error)
     except Exception:
         logger.exception("the failed answer of session %s could not be stored", claim.session_id)
 
 
 class _Lease:
     """Renews the turn's hold on its session every TURN_LEASE / 3 while it runs (a timer, not a
-    task, for the turns that end sooner, most of them)."""
+    task, for the turns that end sooner, most of them), and its mark of life for other processes'
+    readers (chat.turn.replay)."""
 
-    def __init__(self, claim: TurnClaim) -> None:
-        self.claim = claim
+    def __init__(self, claim: TurnClaim, control: Control) -> None:
+        self.claim, self.control = claim, control
         self.period = TURN_LEASE.total_seconds() / 3
         self.loop = asyncio.get_running_loop()
         self.handle: asyncio.TimerHandle | None = self.loop.call_later(self.period, self._due)
@@ -268,6 +354,7 @@ class _Lease:
         self.handle = self.loop.call_later(self.period, self._due)
 
     async def _renew(self) -> None:
+        replay.store().alive(str(self.control.answer_id))
         try:
             await on_db_thread(turn_renew)(session_id=self.claim.session_id, ticket=self.claim.ticket)
         except Exception:
