@@ -12,6 +12,12 @@ NO_CHROMIUM = test -x $(CHROMIUM) || printf '\n%s\n%s\n%s\n\n' \
 	'!!!!!!!! Chromium is not installed: the browser tests of the chat page (tests/pages) are SKIPPED.' \
 	'!!!!!!!! Install it, then run make test again:   sudo apt-get install -y chromium' \
 	'!!!!!!!! (.ci/run installs it before the suite.)'
+# The JavaScript linter (Biome, a native binary from npm, pinned in package.json): a development
+# tool only, installed by `npm ci`; `make run` and `make test` never need Node.
+BIOME := node_modules/.bin/biome
+NO_BIOME = printf '\n%s\n%s\n\n' \
+	'!!!!!!!! Biome is not installed: the JavaScript of the chat page (static/chat) was NOT linted.' \
+	'!!!!!!!! Install it (needs npm), then run make lint again:   npm ci'
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -49,10 +55,12 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	@if [ -x $(BIOME) ]; then $(BIOME) ci; else $(NO_BIOME); fi
 
 format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
+	@if [ -x $(BIOME) ]; then $(BIOME) check --write; else $(NO_BIOME); fi
 
 bench: install
 	$(PY) bench/api_overhead.py

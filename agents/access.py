@@ -43,7 +43,11 @@ def agent_access(
     *, access_rules: list[dict[str, Any]] | None, rollout_policy: Mapping[str, Any] | None, user: Mapping[str, Any]
 ) -> AccessDecision:
     """The access rules (lowest order first, first matching decides, none matching denies, absent
-    opens; a condition failing at run time does not hold), then the rollout policy."""
-    if not AccessRules(user).allow(access_rules):
+    opens; a condition failing at run time does not hold, one running past its budget denies),
+    then the rollout policy."""
+    access = AccessRules(user)
+    if not access.allow(access_rules, subject="an agent"):
+        if access.over_budget:
+            return AccessDecision(False, f"insufficient permissions: the agent's {access.over_budget}")
         return AccessDecision(False, "insufficient permissions: the agent's access rules do not allow you")
     return rollout_allows(rollout_policy, user.get("customData") or {})

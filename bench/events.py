@@ -270,7 +270,7 @@ FAMILIES = {
 EXPLAIN = """
 import json
 from django.db import connection
-from chat.serializers import SessionSearchFiltersSerializer
+from chat.search.serializers import SessionSearchFiltersSerializer
 from chat.search.selectors import SessionSearch, search_count_query, search_page_query
 for name, filters in json.loads({families!r}).items():
     request = SessionSearchFiltersSerializer(data=filters)

@@ -2,8 +2,9 @@
 
 It prints, for one run on this machine now:
 
-1. From pressing Send to the first token painted (the page's own marks: `chat:send` when the
-   message leaves, `chat:first-token` in the task after the frame that painted it), against the
+1. From pressing Send to the first token painted (marks bench/page_probes.js puts in the page from
+   outside: `chat:send` when the message leaves, `chat:first-token` in the task after the frame
+   that painted it), against the
    time to the first `delta` of the same turn over SSE from a plain HTTP client, turns taken
    alternately. p50 over `--turns` (target: page ≤ 1.1× SSE).
 2. A 2,000-token Markdown answer streamed at 5 ms a token: the longest main-thread task while it
@@ -44,6 +45,8 @@ from tests.peers.openai_server import OpenAIServer, Reply  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
+# The page's timing marks, injected before its own scripts: the page carries no probe of its own.
+PROBES = Path(__file__).resolve().parent / "page_probes.js"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -181,6 +184,7 @@ def main() -> None:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         # The bench's probes (wait_for_function) are evaluated strings, which the page's CSP forbids.
         context = browser.new_context(viewport={"width": 1200, "height": 820}, bypass_csp=True)
+        context.add_init_script(path=PROBES)
         context.request.post(f"{server.url}/api/chat/auth/session", headers={"Authorization": f"Bearer {token}"}).dispose()
         page = context.new_page()
         page.goto(f"{server.url}/chat/bench/")

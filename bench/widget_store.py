@@ -1,10 +1,10 @@
 """bench/widget_store: what serving a store-located web component costs (issue 22).
 
 Requests per second and latency of `GET /api/chat/webcomponent/<scope>/<tag>` for a script kept
-gzip-encoded in the database-backed widget store (read, decoded, hashed for the ETag on every
-request), next to the same request revalidated with `If-None-Match` (304, what a browser sends
+gzip-encoded in the database-backed widget store (decoded once per stored version and kept in
+the cache with its ETag: docs/widgets.md, "Limits"), next to the same request revalidated with `If-None-Match` (304, what a browser sends
 once it has the script) and `GET /api/chat/widget-data/<scope>/<tag>`, under the production ASGI
-server (uvicorn, one worker). It says whether decoding per request needs a cache.
+server (uvicorn, one worker). It says what a request costs beyond looking at the stored object's version.
 
     .venv/bin/python bench/widget_store.py [--kilobytes 100] [--seconds 3] [--connections 8] [--rounds 2]
 

@@ -7,4 +7,7 @@ class ChatPlatformConfig(AppConfig):
     name = "chatplatform"
 
     def ready(self) -> None:
-        from chatplatform import checks  # noqa: F401  (registers the deployment checks)
+        from chatplatform import (
+            checks,  # noqa: F401  (registers the deployment checks)
+            signin,  # noqa: F401  (counts failed sign-ins)
+        )

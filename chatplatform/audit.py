@@ -1,6 +1,7 @@
 """The audit log of admin writes: one call, `record`, from each write service (agents, tools, tags,
 directives, knowledge bases and documents, chat apps), which the Admin API and the Django admin
-both call, so neither can write without an entry. Explicit calls, not signals: bulk writes
+both call, so neither can write without an entry. `record_event` for what is not a write of a
+record (a sign-in lockout, chatplatform.signin). Explicit calls, not signals: bulk writes
 (`update`, `bulk_create`) send no signals, and the actor is only known to the service.
 """
 
@@ -69,4 +70,16 @@ def record(*, actor: str, instance: models.Model, before: dict[str, Any] | None,
         object_id=str(instance.pk)[:255],
         object_repr=str(instance)[:300],
         changes=changes,
+    )
+
+
+def record_event(*, actor: str, action: str, object_type: str, object_id: str, changes: dict[str, Any]) -> AuditEntry:
+    """Record something that is not a model's write (a sign-in lockout): the same entry, named by hand."""
+    return AuditEntry.objects.create(
+        actor=str(actor or "")[:255],
+        action=action,
+        object_type=object_type[:64],
+        object_id=object_id[:255],
+        object_repr=f"{object_type} {object_id}"[:300],
+        changes=_redact(changes),
     )

@@ -40,6 +40,11 @@ MODEL_SECONDS = Histogram("chat_model_call_duration_seconds", "Latency of a mode
 TOKENS = Counter("chat_model_tokens_total", "Tokens of model calls, by model and direction (input, output).", ["model", "direction"])
 TOOL_CALLS = Counter("chat_tool_calls_total", "Tool calls, by outcome (ok, error).", ["outcome"])
 TOOL_SECONDS = Histogram("chat_tool_call_duration_seconds", "Time a tool call took.", ["outcome"], buckets=_LATENCY)
+WIDGET_SCRIPT_DECODES = Counter(
+    "chat_widget_script_decodes_total",
+    "Store-located web component scripts decoded (once per stored version), by outcome (ok, refused).",
+    ["outcome"],
+)
 
 
 def turn_finished(outcome: str, seconds: float) -> None:
@@ -64,6 +69,11 @@ def tool_called(ok: bool, seconds: float) -> None:
     outcome = "ok" if ok else "error"
     TOOL_CALLS.labels(outcome).inc()
     TOOL_SECONDS.labels(outcome).observe(seconds)
+
+
+def widget_script_decoded(ok: bool) -> None:
+    if settings.CHAT_METRICS_ENABLED:
+        WIDGET_SCRIPT_DECODES.labels("ok" if ok else "refused").inc()
 
 
 # --- Requests: an ASGI wrapper around the whole application ------------------------------------------

@@ -3,8 +3,9 @@
     python -m chatplatform.server chatplatform.asgi:application [uvicorn's options]
 
 On SIGTERM (or Ctrl-C) it stops accepting connections and turns at once, lets the turns under
-way finish for up to CHAT_SHUTDOWN_GRACE_SECONDS, then ends the rest (each stores its partial
-answer and tells its client) and exits (docs/faults.md).
+way (and the child processes parsing uploads, chatplatform.children) finish for up to
+CHAT_SHUTDOWN_GRACE_SECONDS, then ends the rest (each turn stores its partial answer and tells its
+client; a parse's document fails, saying so) and exits (docs/faults.md).
 
 uvicorn's main loop wakes every 100 ms to refresh the Date header, which changes once a second;
 each timer wakeup costs the process CPU, so here it wakes once a second, or at once when a signal
@@ -21,7 +22,7 @@ from types import FrameType
 
 import uvicorn
 
-from chatplatform import inflight
+from chatplatform import children, inflight
 
 
 class Server(uvicorn.Server):
@@ -46,7 +47,8 @@ class Server(uvicorn.Server):
         for server in self.servers:  # no new connection...
             server.close()
         inflight.stop_accepting()  # ...and no new turn on the connections open
-        await inflight.drain(settings.CHAT_SHUTDOWN_GRACE_SECONDS)
+        grace = settings.CHAT_SHUTDOWN_GRACE_SECONDS
+        await asyncio.gather(inflight.drain(grace), children.drain(grace))
         await super().shutdown(sockets)
         await asyncio.to_thread(db.close_connections)
 

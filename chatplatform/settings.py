@@ -595,3 +595,28 @@ LOGGING = {
         "httpx2": {"level": "WARNING"},
     },
 }
+
+# --- Bounded work: what a stored object, an upload, a rule or a sign-in attempt may cost ---------
+# (docs/deploy.md, "Limits on hostile input")
+# A web component script from the store, decoded: larger is refused (400 when stored, 502 when served).
+CHAT_WIDGET_SCRIPT_MAX_BYTES = _int_env("CHAT_WIDGET_SCRIPT_MAX_BYTES", 5 * 1024 * 1024, minimum=1024)
+# Knowledge base documents are parsed in a child process with these limits; past one the
+# document is `failed` with the reason: its text, its pages (PDF), the decompressed bytes of
+# its streams (PDF), the parse's wall-clock time and the child's address space.
+CHAT_KB_MAX_TEXT_CHARS = _int_env("CHAT_KB_MAX_TEXT_CHARS", 10_000_000, minimum=1000)
+CHAT_KB_MAX_PAGES = _int_env("CHAT_KB_MAX_PAGES", 2000, minimum=1)
+CHAT_KB_MAX_DECOMPRESSED_BYTES = _int_env("CHAT_KB_MAX_DECOMPRESSED_BYTES", 50 * 1024 * 1024, minimum=1024)
+CHAT_KB_PARSE_SECONDS = _float_env("CHAT_KB_PARSE_SECONDS", 60.0)
+CHAT_KB_PARSE_MEMORY_MB = _int_env("CHAT_KB_PARSE_MEMORY_MB", 1024, minimum=64)
+# An access rule's condition with a comprehension may run this long; past it the rules deny.
+CHAT_ACCESS_RULE_BUDGET_MS = _int_env("CHAT_ACCESS_RULE_BUDGET_MS", 100, minimum=1)
+# Sign-in (/accounts/login/, /admin/login/): failed attempts per username and per client address
+# within the window, after which sign-in is refused (429) until the window ends.
+CHAT_SIGNIN_MAX_FAILURES_PER_USER = _int_env("CHAT_SIGNIN_MAX_FAILURES_PER_USER", 10, minimum=1)
+CHAT_SIGNIN_MAX_FAILURES_PER_ADDRESS = _int_env("CHAT_SIGNIN_MAX_FAILURES_PER_ADDRESS", 50, minimum=1)
+CHAT_SIGNIN_WINDOW_SECONDS = _int_env("CHAT_SIGNIN_WINDOW_SECONDS", 900, minimum=1)
+# Refuses sign-in POSTs once a username or address is locked out (chatplatform.signin). Last: it
+# reads the form only for those two paths, after the session and CSRF middleware set up the request.
+MIDDLEWARE = [*MIDDLEWARE, "chatplatform.signin.SignInThrottle"]
+# A Content-Security-Policy on the Django admin's pages (chatplatform.middleware).
+MIDDLEWARE.append("chatplatform.middleware.AdminContentSecurityPolicy")

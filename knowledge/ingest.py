@@ -5,8 +5,9 @@ text); chunking groups blocks into spans of about `TARGET_CHARS`, starting a new
 heading and overlapping the previous chunk by up to `OVERLAP_CHARS` within a section. A chunk is
 always an exact span of the text, so its position (offsets, page, heading path) can be cited.
 
-Everything here is pure: no database, no network. A file that cannot be read raises
-`ExtractionError` with a reason a person can act on.
+Everything here is pure: no database, no network. A file that cannot be read, or that goes past
+one of its `Limits`, raises `ExtractionError` with a reason a person can act on. The platform runs
+it in a child process with a memory and time limit (knowledge.parse, chatplatform.children).
 """
 
 from __future__ import annotations
@@ -33,6 +34,21 @@ OVERLAP_CHARS = 200
 
 class ExtractionError(ValueError):
     """The file cannot be turned into text; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much a document may expand to (the settings of the same names, docs/deploy.md): its
+    text in characters, its pages (PDF) and the decompressed bytes of any one stream (PDF)."""
+
+    text_chars: int = 10_000_000
+    pages: int = 2000
+    decompressed_bytes: int = 50 * 1024 * 1024
+
+
+def _check_text(length: int, limits: Limits) -> None:
+    if length > limits.text_chars:
+        raise ExtractionError(f"the document's text is more than {limits.text_chars} characters (CHAT_KB_MAX_TEXT_CHARS)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,19 +248,44 @@ def extract_html(text: str) -> Extracted:
     return _joined([(level, piece, None) for level, piece in parser.pieces])
 
 
-def extract_pdf(data: bytes) -> Extracted:
-    """The text layer of each page (pypdf); no OCR, so a scanned PDF has no text and fails."""
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+def extract_pdf(data: bytes, limits: Limits = Limits()) -> Extracted:
+    """The text layer of each page (pypdf); no OCR, so a scanned PDF has no text and fails.
+    A stream that decompresses past `limits.decompressed_bytes`, more pages than `limits.pages`
+    or more text than `limits.text_chars` stops the extraction there."""
+    from pypdf import PdfReader, apply_configuration
+    from pypdf.errors import LimitReachedError, PyPdfError
 
+    ceiling = limits.decompressed_bytes
+    decoding = {
+        "maximum_declared_stream_length": ceiling,
+        "array_based_stream_maximum_output_length": ceiling,
+        "zlib_maximum_output_length": ceiling,
+        "lzw_maximum_output_length": ceiling,
+        "run_length_maximum_output_length": ceiling,
+        "brotli_maximum_output_length": ceiling,
+        "jbig2_maximum_output_length": ceiling,
+    }
+    pages: list[str] = []
     try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise ExtractionError("the PDF is encrypted with a password")
-        pages = [(page.extract_text() or "").replace("\x00", "") for page in reader.pages]
+        with apply_configuration(**decoding):
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise ExtractionError("the PDF is encrypted with a password")
+            if len(reader.pages) > limits.pages:
+                raise ExtractionError(f"the PDF has {len(reader.pages)} pages, more than {limits.pages} (CHAT_KB_MAX_PAGES)")
+            length = 0
+            for page in reader.pages:
+                pages.append((page.extract_text() or "").replace("\x00", ""))
+                length += len(pages[-1])
+                _check_text(length, limits)
     except ExtractionError:
         raise
-    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except LimitReachedError as exc:
+        raise ExtractionError(
+            f"the PDF goes past a limit of its parser ({str(exc)[:200]}); a stream may decompress to at most "
+            f"{ceiling} bytes (CHAT_KB_MAX_DECOMPRESSED_BYTES)"
+        ) from None
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise ExtractionError(f"not a readable PDF ({exc.__class__.__name__}: {str(exc)[:200]})") from None
     extracted = _joined([(0, text.strip(), number) for number, text in enumerate(pages, start=1) if text.strip()])
     if not extracted.blocks:
@@ -252,16 +293,15 @@ def extract_pdf(data: bytes) -> Extracted:
     return extracted
 
 
-def extract(data: bytes, mime_type: str) -> Extracted:
+def extract(data: bytes, mime_type: str, limits: Limits = Limits()) -> Extracted:
     """The text and blocks of a file of an accepted type; ExtractionError when it cannot be read."""
     if mime_type == "application/pdf":
-        extracted = extract_pdf(data)
-    elif mime_type == "text/html":
-        extracted = extract_html(_decode(data))
-    elif mime_type == "text/markdown":
-        extracted = extract_markdown(_decode(data))
-    elif mime_type == "text/plain":
-        extracted = extract_plain(_decode(data))
+        extracted = extract_pdf(data, limits)
+    elif mime_type in ("text/html", "text/markdown", "text/plain"):
+        text = _decode(data)
+        _check_text(len(text), limits)
+        extractor = {"text/html": extract_html, "text/markdown": extract_markdown, "text/plain": extract_plain}[mime_type]
+        extracted = extractor(text)
     else:
         raise ExtractionError(f"{mime_type} is not accepted; use one of {', '.join(ACCEPTED_TYPES)}")
     if not extracted.blocks:

@@ -104,7 +104,7 @@ def usable_knowledge_bases(
     return [
         KnowledgeBaseOffer(base, base.pk, base.name, base.description, base.strategy, base.top_k, tool_name(base.pk))
         for base in (bases.get(knowledge_base_id) for knowledge_base_id in knowledge_base_ids)
-        if base is not None and access.allow(base.access_rules)
+        if base is not None and access.allow(base.access_rules, subject=f"knowledge base {base.pk}")
     ]
 
 

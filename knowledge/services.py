@@ -21,9 +21,9 @@ from django.db import IntegrityError, transaction
 from django_tasks import task
 from rest_framework import serializers
 
-from chatplatform import audit, embeddings
+from chatplatform import audit, children, embeddings
 from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound
-from knowledge import ingest, pgvector
+from knowledge import ingest, parse, pgvector
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, Source
 from knowledge.serializers import validate_knowledge_base
 
@@ -126,11 +126,29 @@ def _key(source_url: str | None, title: str) -> str:
     return hashlib.sha256((f"url:{source_url}" if source_url else f"title:{title}").encode()).hexdigest()
 
 
+def _parse(data: bytes, mime_type: str) -> list[ingest.Span]:
+    """Extract and chunk in a child process (knowledge.parse), within the limits of the settings:
+    a hostile file fails its document instead of starving the server (docs/deploy.md)."""
+    limits = ingest.Limits(
+        text_chars=settings.CHAT_KB_MAX_TEXT_CHARS,
+        pages=settings.CHAT_KB_MAX_PAGES,
+        decompressed_bytes=settings.CHAT_KB_MAX_DECOMPRESSED_BYTES,
+    )
+    seconds, memory_mb = settings.CHAT_KB_PARSE_SECONDS, settings.CHAT_KB_PARSE_MEMORY_MB
+    try:
+        output = children.run("knowledge.parse", data, args=[mime_type, parse.encode_limits(limits)], seconds=seconds, memory_mb=memory_mb)
+    except children.TimeLimit:
+        raise ingest.ExtractionError(f"reading the document took longer than {seconds:g} s (CHAT_KB_PARSE_SECONDS)") from None
+    except children.MemoryLimit:
+        raise ingest.ExtractionError(f"reading the document needed more than {memory_mb} MB (CHAT_KB_PARSE_MEMORY_MB)") from None
+    except children.ChildFailed as exc:
+        raise ingest.ExtractionError(f"the document could not be read: {exc.reason}") from None
+    return parse.decode_answer(output)
+
+
 def _prepare(data: bytes, mime_type: str) -> _Indexed:
     """Extract, chunk and embed (ExtractionError or EmbeddingError); no database."""
-    spans = ingest.chunk(ingest.extract(data, mime_type))
-    if not spans:
-        raise ingest.ExtractionError("the document holds no text")
+    spans = _parse(data, mime_type)
     model = settings.CHAT_EMBEDDING_MODEL
     if model is None:
         return _Indexed(spans, None, None)

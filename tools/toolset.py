@@ -425,7 +425,7 @@ def build_toolset(
         if tool.lifecycle_status == LifecycleStatus.RETIRED:
             toolset.skipped[tool_id] = "retired"
             continue
-        if not access.allow(tool.access_rules):
+        if not access.allow(tool.access_rules, subject=f"tool {tool_id}"):
             toolset.skipped[tool_id] = "denied by its access rules"
             continue
         runnable = _Runnable.of(tool)

@@ -4,24 +4,22 @@ what the chat page's config tells the browser about all of them."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import gzip
 import hashlib
-import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
 from chat.users.models import ChatUser
 from chat.widgets.models import WidgetData
+from chatplatform import metrics, storage
 from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound
-from chatplatform.storage import store_read
 from tags.models import TagDefinition, WidgetType
 from tags.validation import NAME_PATTERN, NAME_RULE
 
@@ -76,8 +74,19 @@ def widget_data_delete(*, user_id: str, scope: str, tag: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Script:
-    source: bytes
+    """A script's ETag, and its source read only when asked for: a revalidation (304) needs the ETag alone."""
+
     etag: str
+    load: Callable[[], bytes]
+
+    @property
+    def source(self) -> bytes:
+        return self.load()
+
+
+# Entries are per stored version (a replaced object gets new keys), so they never go stale; a day
+# bounds what an unused one holds in the cache.
+_SCRIPT_CACHE_SECONDS = 24 * 3600
 
 
 def store_location(widget: Any) -> tuple[str, str] | None:
@@ -93,35 +102,19 @@ def store_location(widget: Any) -> tuple[str, str] | None:
 
 
 class Undecodable(ApiError):
-    """A stored script that its `encoding` does not decode: the store's content is at fault."""
+    """A stored script that its `encoding` does not decode, or too large: the store's content is at fault."""
 
     status_code = 502
     code = Code.INTERNAL_ERROR
 
 
-def decode(content: bytes, encoding: str) -> bytes:
-    """SPEC.md `webComponent.encoding`: `gzip`, `gzip+base64` (base64 text of gzip) or `none`."""
-    if encoding == "gzip+base64":
-        try:
-            content = base64.b64decode(b"".join(content.split()), validate=True)
-        except (binascii.Error, ValueError):
-            raise Undecodable("the stored script is not valid base64 (encoding gzip+base64)") from None
-        encoding = "gzip"
-    if encoding == "gzip":
-        try:
-            content = gzip.decompress(content)
-        except (OSError, EOFError, zlib.error):
-            raise Undecodable("the stored script is not valid gzip (encoding gzip)") from None
-    try:
-        content.decode("utf-8")
-    except UnicodeDecodeError:
-        raise Undecodable("the stored script, decoded, is not UTF-8 text") from None
-    return content
-
-
 def web_component_script(*, scope: str, tag: str) -> Script:
     """The decoded script of a store-located web component tag, whatever its status (a disabled
-    tag is never rendered, so serving its script does no harm and keeps caching simple)."""
+    tag is never rendered, so serving its script does no harm and keeps caching simple).
+
+    Decoded once per stored version, within CHAT_WIDGET_SCRIPT_MAX_BYTES, and kept in the cache
+    with its ETag (a refusal too): a request costs a look at the object's version, and a 304
+    nothing more, however large the object inflates (docs/widgets.md)."""
     definition = TagDefinition.objects.filter(scope=scope, tag=tag).only("widget").first()
     if definition is None:
         raise NotFound(f"tag definition {scope}.{tag} not found")
@@ -130,12 +123,42 @@ def web_component_script(*, scope: str, tag: str) -> Script:
         raise NotFound(f"tag definition {scope}.{tag} is not a web component located in the store")
     bucket, key = location
     try:
-        content = store_read(bucket=bucket, key=key)
+        stat = storage.store_stat(bucket=bucket, key=key)
     except FileNotFoundError:
         raise NotFound(f"the store holds no object at {bucket}/{key} (tag {scope}.{tag})") from None
     encoding = definition.widget["webComponent"].get("encoding") or "none"
-    source = decode(content, encoding)
-    return Script(source, '"' + hashlib.sha256(source).hexdigest()[:32] + '"')
+    limit = settings.CHAT_WIDGET_SCRIPT_MAX_BYTES
+    identity = "\0".join([bucket, key, encoding, stat.version, str(limit)])
+    cache_key = "widget-script:" + hashlib.sha256(identity.encode()).hexdigest()
+
+    def decoded() -> tuple[str, bytes]:
+        try:
+            storage.check_stored_size(stat.size, encoding, limit)  # refused unread
+            content = storage.store_read(bucket=bucket, key=key, max_bytes=storage.stored_size_limit(encoding, limit))
+            source = storage.decode(content, encoding, limit=limit)
+        except FileNotFoundError:
+            raise NotFound(f"the store holds no object at {bucket}/{key} (tag {scope}.{tag})") from None
+        except storage.Undecodable as exc:
+            metrics.widget_script_decoded(ok=False)
+            cache.set(f"{cache_key}:etag", f"!{exc}", _SCRIPT_CACHE_SECONDS)
+            raise Undecodable(str(exc)) from None
+        metrics.widget_script_decoded(ok=True)
+        etag = '"' + hashlib.sha256(source).hexdigest()[:32] + '"'
+        cache.set_many({f"{cache_key}:etag": etag, f"{cache_key}:source": source}, _SCRIPT_CACHE_SECONDS)
+        return etag, source
+
+    etag = cache.get(f"{cache_key}:etag")
+    if etag is None:
+        etag, source = decoded()
+        return Script(etag, lambda: source)
+    if etag.startswith("!"):
+        raise Undecodable(etag[1:])
+
+    def load() -> bytes:
+        source = cache.get(f"{cache_key}:source")
+        return source if source is not None else decoded()[1]
+
+    return Script(etag, load)
 
 
 # --- custom-compiled-in renderers -------------------------------------------------------------------

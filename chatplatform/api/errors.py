@@ -33,8 +33,23 @@ class Code:
     ALREADY_DECIDED = "ALREADY_DECIDED"
 
 
+# The code of each status that has one of its own (docs/decisions.md, "Error codes beyond SPEC.md").
+CODES_BY_STATUS = {
+    400: Code.INVALID_REQUEST,
+    401: Code.AUTHENTICATION_REQUIRED,
+    403: Code.INSUFFICIENT_PERMISSIONS,
+    404: Code.NOT_FOUND,
+    405: Code.METHOD_NOT_ALLOWED,
+    406: Code.NOT_ACCEPTABLE,
+    413: Code.PAYLOAD_TOO_LARGE,
+    415: Code.UNSUPPORTED_MEDIA_TYPE,
+    429: Code.RATE_LIMIT_EXCEEDED,
+}
+
+
 class ApiError(exceptions.APIException):
-    """An error with an HTTP status, a message for people and a stable code for programs."""
+    """An error with an HTTP status, a message for people and a stable code for programs. Given a
+    status and no code, the status's own code (a 413 is PAYLOAD_TOO_LARGE wherever it is raised)."""
 
     status_code = status.HTTP_400_BAD_REQUEST
     code = Code.INVALID_REQUEST
@@ -42,10 +57,11 @@ class ApiError(exceptions.APIException):
     def __init__(self, message: str, *, code: str | None = None, status_code: int | None = None) -> None:
         super().__init__(detail=message)
         self.message = message
-        if code is not None:
-            self.code = code
         if status_code is not None:
             self.status_code = status_code
+            self.code = CODES_BY_STATUS.get(status_code, self.code)
+        if code is not None:
+            self.code = code
 
 
 class InvalidRequest(ApiError):

@@ -15,21 +15,9 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 
 from chatplatform.api import bodies
-from chatplatform.api.errors import ApiError, Code, RateLimited
+from chatplatform.api.errors import CODES_BY_STATUS, ApiError, Code, RateLimited
 
 logger = logging.getLogger("chatplatform.api")
-
-_CODES_BY_STATUS = {
-    400: Code.INVALID_REQUEST,
-    401: Code.AUTHENTICATION_REQUIRED,
-    403: Code.INSUFFICIENT_PERMISSIONS,
-    404: Code.NOT_FOUND,
-    405: Code.METHOD_NOT_ALLOWED,
-    406: Code.NOT_ACCEPTABLE,
-    413: Code.PAYLOAD_TOO_LARGE,
-    415: Code.UNSUPPORTED_MEDIA_TYPE,
-    429: Code.RATE_LIMIT_EXCEEDED,
-}
 
 
 def flatten_errors(detail: Any, prefix: str = "") -> list[str]:
@@ -108,7 +96,7 @@ def handle(exc: Exception, context: dict[str, Any] | None = None) -> Response:
             message = str(exc.detail)
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
             headers["Retry-After"] = str(int(exc.wait))
-        return Response(envelope(message, _CODES_BY_STATUS.get(status_code)), status=status_code, headers=headers)
+        return Response(envelope(message, CODES_BY_STATUS.get(status_code)), status=status_code, headers=headers)
 
     logger.exception("unhandled error in %s", (context or {}).get("view").__class__.__name__ if context else "?")
     return Response(envelope("internal error", Code.INTERNAL_ERROR), status=500)

@@ -1,5 +1,7 @@
-// The Chat API from the page: the `session` cookie authenticates, X-CSRFToken guards unsafe methods,
-// and every failure arrives as SPEC.md's envelope, turned here into an ApiError a person can act on.
+// The Chat API from the page and its widgets: the one client every module goes through. The
+// `session` cookie authenticates, X-CSRFToken guards unsafe methods, and every answer is checked:
+// a failed request, a status other than 2xx, or an envelope without `success` (docs/api.md,
+// "Errors") becomes an ApiError carrying the envelope's `code` and `error`.
 
 export class ApiError extends Error {
   constructor(message, { status = 0, code = null, retryAfter = null } = {}) {
@@ -11,16 +13,22 @@ export class ApiError extends Error {
 }
 
 // "rate limit exceeded: retry after 12 seconds" is how the WebSocket says when to retry (no headers there).
-export function retryAfterOf(message) {
+function retryAfterOf(message) {
   const match = /retry after (\d+) second/.exec(message || "");
   return match ? Number(match[1]) : null;
 }
 
-export function errorFromEnvelope(body, status = 0, retryAfterHeader = null) {
-  const message = (body && body.error) || `the service answered ${status}`;
-  const retryAfter = retryAfterHeader != null ? Number(retryAfterHeader) : retryAfterOf(message);
-  return new ApiError(message, { status, code: (body && body.code) || null, retryAfter });
+// The ApiError of an error envelope (an HTTP answer's body, or a turn's `error` event).
+export function errorFromEnvelope(body, { status = 0, retryAfter = null, fallback = `the service answered ${status}` } = {}) {
+  const message = body?.error || fallback;
+  return new ApiError(message, {
+    status: status || body?.status || 0,
+    code: body?.code || null,
+    retryAfter: retryAfter ?? body?.retryAfter ?? retryAfterOf(message),
+  });
 }
+
+const SIGNED_OUT = "You are signed out. Sign in again to continue.";
 
 export class Api {
   constructor({ base = "/api/chat", csrfToken }) {
@@ -28,12 +36,13 @@ export class Api {
     this.csrfToken = csrfToken;
   }
 
-  async request(method, path, { json, form, query } = {}) {
+  // The response of a request the service accepted (2xx), its body unread; anything else raises.
+  async fetch(method, path, { json, form, query, accept = "application/json" } = {}) {
     const url = new URL(this.base + path, location.origin);
     for (const [key, value] of Object.entries(query || {})) {
       if (value !== undefined && value !== null) url.searchParams.set(key, value);
     }
-    const headers = { Accept: "application/json" };
+    const headers = { Accept: accept };
     let body;
     if (json !== undefined) {
       headers["Content-Type"] = "application/json";
@@ -45,21 +54,18 @@ export class Api {
     let response;
     try {
       response = await fetch(url, { method, headers, body, credentials: "same-origin" });
-    } catch (error) {
+    } catch {
       throw new ApiError("The service cannot be reached. Check your connection.", { code: "NETWORK" });
     }
-    let data = null;
-    try {
-      data = await response.json();
-    } catch (error) {
-      data = null;
-    }
-    if (!response.ok || !data || data.success === false) {
-      if (response.status === 401 || (response.status === 403 && /CSRF/.test((data && data.error) || ""))) {
-        throw new ApiError("You are signed out. Sign in again to continue.", { status: 401, code: "AUTHENTICATION_REQUIRED" });
-      }
-      throw errorFromEnvelope(data, response.status, response.headers.get("Retry-After"));
-    }
+    if (!response.ok) throw await refusal(response);
+    return response;
+  }
+
+  // The envelope of a JSON request that succeeded; anything else raises.
+  async request(method, path, options = {}) {
+    const response = await this.fetch(method, path, options);
+    const data = await response.json().catch(() => null);
+    if (data?.success !== true) throw errorFromEnvelope(data, { status: response.status });
     return data;
   }
 
@@ -84,4 +90,22 @@ export class Api {
     form.append("file", file, file.name);
     return this.request("POST", "/files", { form });
   }
+  savePrefs(userId, prefs) {
+    return this.request("POST", "/user/prefs", { json: { userId, prefs, partial: true } });
+  }
+  // A turn streamed as Server-Sent Events (docs/api.md, "Converse"): the open response.
+  converseStream(body) {
+    return this.fetch("POST", "/converse", { json: body, accept: "text/event-stream" });
+  }
+}
+
+// The error of a response that is not 2xx. A 401, or a 403 for a CSRF token that is no longer
+// valid, means the person's session ended: said as such, whatever the envelope says.
+async function refusal(response) {
+  const data = await response.json().catch(() => null);
+  if (response.status === 401 || (response.status === 403 && /CSRF/.test(data?.error || ""))) {
+    return new ApiError(SIGNED_OUT, { status: 401, code: "AUTHENTICATION_REQUIRED" });
+  }
+  const header = response.headers.get("Retry-After");
+  return errorFromEnvelope(data, { status: response.status, retryAfter: header != null ? Number(header) : null });
 }

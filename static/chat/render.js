@@ -9,15 +9,16 @@
 // still growing block, at most once per animation frame. A 2,000-token answer therefore costs
 // the size of its last block per frame, not the size of the whole answer.
 //
-// Widget tags (CONTRACT §7: `<scope.tag attr="…">body</scope.tag>`) are cut out of the text before
-// Markdown sees it. A complete tag is handed to the tag renderer (`setTagRenderer`): that is where
-// the widget runtime (issue 22) plugs in. Until one is set, a tag shows as inert text. Only the
-// tags the renderer accepts (enabled here, allowed from this source) are cut out; any other one
-// stays in the text, where Markdown shows it escaped. While a tag's opening may still be arriving
-// (`<acme.ch` at the end of the text), that end is held back a frame, so it never flashes as text.
+// Widget tags (`<scope.tag attr="…">body</scope.tag>`, docs/widgets.md "How a tag becomes a
+// widget") are cut out of the text before Markdown sees it. A complete tag is handed to the
+// renderer's `tags.render`: that is where the widget runtime plugs in; without it a tag shows as
+// inert text. Only the tags `tags.accepts` (enabled here, allowed from this source) are cut out;
+// any other one stays in the text, where Markdown shows it escaped. While a tag's opening may
+// still be arriving (`<acme.ch` at the end of the text), that end is held back a frame, so it
+// never flashes as text.
 
-import { Marked } from "marked";
 import DOMPurify from "dompurify";
+import { Marked } from "marked";
 
 const markdown = new Marked({ gfm: true, breaks: false, async: false });
 
@@ -70,13 +71,19 @@ function insideFence(text, index) {
 }
 
 // The first accepted widget tag opening in `text` that is not inside a code block, or null.
-function findTag(text, source) {
-  TAG_OPEN.lastIndex = 0;
-  for (let match; (match = TAG_OPEN.exec(text)); ) {
+function findTag(text, accepts) {
+  for (const match of text.matchAll(TAG_OPEN)) {
     const [opening, scope, tag, attributes, selfClosing] = match;
-    if (!tagAccepts(`${scope}.${tag}`, source)) continue;
+    if (!accepts(`${scope}.${tag}`)) continue;
     if (insideFence(text, match.index)) continue;
-    return { start: match.index, end: match.index + opening.length, scope, tag, attributes: parseAttributes(attributes), selfClosing: !!selfClosing };
+    return {
+      start: match.index,
+      end: match.index + opening.length,
+      scope,
+      tag,
+      attributes: parseAttributes(attributes),
+      selfClosing: !!selfClosing,
+    };
   }
   return null;
 }
@@ -90,37 +97,30 @@ function inertTag({ tagId, body, container }) {
   container.append(box);
 }
 
-let tagRenderer = inertTag;
-let tagAccepts = () => true;
-
-// Issue 22 plugs in here: `fn({scope, tag, tagId, attributes, body, container, source, receivedAt})`
-// renders one complete widget tag of an answer into `container` (an empty element in the
+// What a renderer does with the widget tags of its text: `render({scope, tag, tagId, attributes,
+// body, container, source})` renders one complete tag into `container` (an empty element in the
 // message's flow); `accepts(tagId, source)` says which tags are widgets here ("model" or "tool").
-export function setTagRenderer(fn, accepts = null) {
-  tagRenderer = fn || inertTag;
-  tagAccepts = accepts || (() => true);
-}
+export const INERT_TAGS = { accepts: () => true, render: inertTag };
 
 // --- the renderer -----------------------------------------------------------------------------
 
 export class MessageRenderer {
-  constructor(container, { source = "model" } = {}) {
+  constructor(container, { tags = INERT_TAGS, source = "model" } = {}) {
     this.container = container;
-    this.source = source; // who wrote the text: which tags may become widgets
-    this.arrivals = []; // [end offset in `text`, arrival time] of each piece not yet frozen
+    this.tags = tags;
+    this.accepts = (tagId) => tags.accepts(tagId, source); // who wrote the text: which tags may become widgets
+    this.source = source;
     this.text = "";
     this.frozenUpTo = 0; // characters of `text` rendered into frozen blocks
     this.live = document.createElement("div");
     this.live.className = "md-live";
     this.container.append(this.live);
     this.frame = 0;
-    this.onPaint = null; // called after each render that follows new text
   }
 
   // Streamed text: rendered at the next animation frame, with whatever else arrived by then.
   append(text) {
     this.text += text.replace(/\r/g, "");
-    this.arrivals.push([this.text.length, performance.now()]);
     if (!this.frame) this.frame = requestAnimationFrame(() => this.render(false));
   }
 
@@ -153,7 +153,7 @@ export class MessageRenderer {
   render(final) {
     this.frame = 0;
     let tail = this.text.slice(this.frozenUpTo);
-    for (let tag = findTag(tail, this.source); tag; tag = findTag(tail, this.source)) {
+    for (let tag = findTag(tail, this.accepts); tag; tag = findTag(tail, this.accepts)) {
       this.freezeMarkdown(tail.slice(0, tag.start)); // a tag starts a block: what precedes it is complete
       tail = tail.slice(tag.start);
       const closing = `</${tag.scope}.${tag.tag}>`;
@@ -167,14 +167,13 @@ export class MessageRenderer {
         pending.textContent = final ? tail : "…";
         this.live.replaceChildren(pending);
         if (final) this.frozenUpTo = this.text.length;
-        this.painted();
         return;
       }
       const end = tag.selfClosing ? bodyStart : closeAt + closing.length;
       const container = document.createElement("div");
       container.className = "widget";
       this.freeze(container);
-      tagRenderer({
+      this.tags.render({
         scope: tag.scope,
         tag: tag.tag,
         tagId: `${tag.scope}.${tag.tag}`,
@@ -182,7 +181,6 @@ export class MessageRenderer {
         body: tag.selfClosing ? "" : tail.slice(bodyStart, closeAt),
         container,
         source: this.source,
-        receivedAt: this.arrivedBy(this.frozenUpTo + end),
       });
       this.frozenUpTo += end;
       tail = tail.slice(end);
@@ -194,36 +192,27 @@ export class MessageRenderer {
       // A tag's opening still arriving waits for the next frame rather than show as text.
       const partial = PARTIAL_OPEN.exec(tail);
       const named = partial && partial[3] !== undefined; // the name is complete: is it a widget here?
-      if (partial && (!named || tagAccepts(`${partial[1]}.${partial[2]}`, this.source))) tail = tail.slice(0, partial.index);
+      if (partial && (!named || this.accepts(`${partial[1]}.${partial[2]}`))) tail = tail.slice(0, partial.index);
       // Every block but the last is complete; the last may still grow (a paragraph, a list, a fence).
       const tokens = markdown.lexer(tail);
       let last = tokens.length - 1;
       while (last > 0 && tokens[last].type === "space") last -= 1;
-      const liveText = tokens.slice(Math.max(last, 0)).map((token) => token.raw).join("");
+      const liveText = tokens
+        .slice(Math.max(last, 0))
+        .map((token) => token.raw)
+        .join("");
       if (last > 0 && tail.endsWith(liveText)) {
         this.freezeMarkdown(tail.slice(0, tail.length - liveText.length));
         tail = liveText;
       }
       this.live.replaceChildren(sanitize(markdown.parse(tail)));
     }
-    this.painted();
-  }
-
-  // When the text up to `offset` had arrived (the piece that completed a widget's tag).
-  arrivedBy(offset) {
-    const arrival = this.arrivals.find(([end]) => end >= offset);
-    return arrival ? arrival[1] : performance.now();
-  }
-
-  painted() {
-    this.arrivals = this.arrivals.filter(([end]) => end > this.frozenUpTo);
-    if (this.onPaint) this.onPaint();
   }
 }
 
 // A stored answer, rendered once.
-export function renderMarkdown(container, text) {
-  const renderer = new MessageRenderer(container);
+export function renderMarkdown(container, text, options = {}) {
+  const renderer = new MessageRenderer(container, options);
   renderer.replace(text);
   return renderer;
 }

@@ -1,21 +1,20 @@
 // How a turn travels: over the WebSocket /ws/chat/converse (the cookie authenticates it), or, when
 // the socket cannot open, as Server-Sent Events from POST /api/chat/converse. Both carry the same
-// events (CONTRACT §7): session, delta, trace, done, title, error.
+// events (docs/decisions.md, "Converse"): session, delta, trace, done, title, error.
 //
 // A turn resolves with how it ended: "done", "error", or "lost" (the connection went away before
 // its answer came; the answer is still stored by the service, and the page fetches it).
 
-import { errorFromEnvelope } from "chat/api";
+import { ApiError } from "chat/api";
 
 const CONNECT_TIMEOUT_MS = 4000;
 const SOCKET_RETRY_MS = 30000; // after a socket failed to open, turns go over SSE this long
 const REFUSED_CODES = new Set([4401, 4403, 1012]); // accepted, then closed at once: a refusal
 
 export class Transport {
-  constructor({ csrfToken, wsPath = "/ws/chat/converse", ssePath = "/api/chat/converse", onTitle = () => {} }) {
-    this.csrfToken = csrfToken;
+  constructor({ api, wsPath = "/ws/chat/converse", onTitle = () => {} }) {
+    this.api = api;
     this.wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${wsPath}`;
-    this.ssePath = ssePath;
     this.onTitle = onTitle;
     this.socket = null;
     this.opening = null;
@@ -68,7 +67,7 @@ export class Transport {
     let event;
     try {
       event = JSON.parse(message.data);
-    } catch (error) {
+    } catch {
       return;
     }
     const { type, ...data } = event;
@@ -103,24 +102,11 @@ export class Transport {
   async sse(body, onEvent) {
     let response;
     try {
-      response = await fetch(this.ssePath, {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "text/event-stream", "X-CSRFToken": this.csrfToken },
-        body: JSON.stringify(body),
-      });
+      response = await this.api.converseStream(body);
     } catch (error) {
-      return "lost";
-    }
-    if (!response.ok) {
-      let envelope = null;
-      try {
-        envelope = await response.json();
-      } catch (error) {
-        envelope = null;
-      }
-      const error = errorFromEnvelope(envelope, response.status, response.headers.get("Retry-After"));
-      onEvent("error", { success: false, error: error.message, code: error.code, retryAfter: error.retryAfter, status: response.status });
+      if (!(error instanceof ApiError) || error.code === "NETWORK") return "lost";
+      // Refused before it started: the same `error` event a socket sends, with what HTTP adds.
+      onEvent("error", { success: false, error: error.message, code: error.code, retryAfter: error.retryAfter, status: error.status });
       return "error";
     }
     // Resolved at `done` or `error`; the stream is read on to its end for the session's title.
@@ -139,8 +125,7 @@ export class Transport {
           const { value, done } = await reader.read();
           if (done) return;
           buffer += value;
-          let cut;
-          while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          for (let cut = buffer.indexOf("\n\n"); cut >= 0; cut = buffer.indexOf("\n\n")) {
             const parsed = parseEvent(buffer.slice(0, cut));
             buffer = buffer.slice(cut + 2);
             if (!parsed) continue; // a heartbeat comment
@@ -153,7 +138,10 @@ export class Transport {
         }
       };
       // A stream that breaks or ends before `done` lost the connection; the answer is still stored.
-      read().then(() => end("lost"), () => end("lost"));
+      read().then(
+        () => end("lost"),
+        () => end("lost"),
+      );
     });
   }
 }
@@ -168,7 +156,7 @@ function parseEvent(block) {
   if (!type) return null;
   try {
     return { type, data: JSON.parse(data.join("\n")) };
-  } catch (error) {
+  } catch {
     return null;
   }
 }

@@ -118,7 +118,7 @@ def test_the_site_wide_feature_applies_when_the_app_says_nothing(user_client, se
 def test_a_file_over_the_size_limit_is_refused_with_413(user_client, settings, _local_storage):
     settings.CHAT_UPLOAD_MAX_BYTES = 10
     ChatAppFactory(chat_app_id="files", features=UPLOADS)
-    assert_error(upload(user_client, content=b"x" * 11), 413, "INVALID_REQUEST", mentions="must be at most 10 bytes")
+    assert_error(upload(user_client, content=b"x" * 11), 413, "PAYLOAD_TOO_LARGE", mentions="must be at most 10 bytes")
     assert upload(user_client, content=b"x" * 10).status_code == 200
 
 

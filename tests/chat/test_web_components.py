@@ -18,6 +18,7 @@ from django.test import Client
 from moto import mock_aws
 
 from chat.users.models import ChatUser
+from chatplatform.storage import encode
 from tests.conftest import assert_error
 
 pytestmark = pytest.mark.django_db
@@ -230,3 +231,45 @@ def test_store_put_reads_standard_input(monkeypatch, admin_client, user_client):
     call_command("store_put", "widgets", "piped.js", "-", "--encode", "gzip+base64", stdout=io.StringIO())
     define(admin_client, "piped", {"storeBucket": "widgets", "storeKey": "piped.js", "encoding": "gzip+base64"})
     assert user_client.get("/api/chat/webcomponent/demo/piped").content == b"// from a pipe\n"
+
+
+@pytest.mark.parametrize("encoding", ["none", "gzip", "gzip+base64"])
+def test_a_script_at_the_limit_is_served_and_one_byte_more_is_a_502_naming_it(settings, admin_client, user_client, encoding):
+    settings.CHAT_WIDGET_SCRIPT_MAX_BYTES = 4096
+    for name, size in (("fits", 4096), ("over", 4097)):
+        storages["widget_store"].save(f"widgets/limit/{name}.js", ContentFile(encode(b"x" * size, encoding)))
+        define(
+            admin_client,
+            f"{name}-{encoding.replace('+', '-')}",
+            {"storeBucket": "widgets", "storeKey": f"limit/{name}.js", "encoding": encoding},
+        )
+    assert user_client.get(f"/api/chat/webcomponent/demo/fits-{encoding.replace('+', '-')}").content == b"x" * 4096
+    assert_error(
+        user_client.get(f"/api/chat/webcomponent/demo/over-{encoding.replace('+', '-')}"),
+        502,
+        "INTERNAL_ERROR",
+        mentions="4096 bytes (CHAT_WIDGET_SCRIPT_MAX_BYTES)",
+    )
+
+
+def test_a_gzip_file_of_several_members_is_served_whole(admin_client, user_client):
+    storages["widget_store"].save("widgets/multi.js.gz", ContentFile(gzip.compress(b"const a = 1;\n") + gzip.compress(b"const b = 2;\n")))
+    define(admin_client, "multi", {"storeBucket": "widgets", "storeKey": "multi.js.gz", "encoding": "gzip"})
+    assert user_client.get("/api/chat/webcomponent/demo/multi").content == b"const a = 1;\nconst b = 2;\n"
+
+
+def test_a_cut_short_gzip_file_is_a_502(admin_client, user_client):
+    storages["widget_store"].save("widgets/cut.js.gz", ContentFile(gzip.compress(SCRIPT.encode() * 50)[:-20]))
+    define(admin_client, "cut", {"storeBucket": "widgets", "storeKey": "cut.js.gz", "encoding": "gzip"})
+    assert_error(user_client.get("/api/chat/webcomponent/demo/cut"), 502, "INTERNAL_ERROR", mentions="not valid gzip")
+
+
+@pytest.mark.parametrize("encoding", [None, "gzip", "gzip+base64"])
+def test_store_put_refuses_a_script_over_the_limit_and_stores_nothing(settings, tmp_path, encoding):
+    settings.CHAT_WIDGET_SCRIPT_MAX_BYTES = 4096
+    with pytest.raises(CommandError, match=r"4096 bytes \(CHAT_WIDGET_SCRIPT_MAX_BYTES\)"):
+        store_put(tmp_path, "widgets", "big.js", encode=encoding, content="y" * 4097)
+    assert not storages["widget_store"].exists("widgets/big.js")
+    (tmp_path / "bomb.gz").write_bytes(gzip.compress(bytes(1 << 20)))  # already compressed: recognised by its magic number
+    with pytest.raises(CommandError, match="CHAT_WIDGET_SCRIPT_MAX_BYTES"):
+        call_command("store_put", "widgets", "bomb.js.gz", str(tmp_path / "bomb.gz"), stdout=io.StringIO())

@@ -67,3 +67,19 @@ async def test_a_websocket_message_too_deep_or_too_large_is_an_error_frame_and_t
     assert deep["type"] == "error" and deep["code"] == "INVALID_REQUEST" and "nested" in deep["error"]
     assert large["type"] == "error" and large["code"] == "PAYLOAD_TOO_LARGE"
     assert still_open["type"] == "error" and "chatAppId" in still_open["error"]
+
+
+def test_a_multipart_upload_over_its_limit_is_a_413_with_its_code(user_client, admin_client, settings):
+    """Every 413 says PAYLOAD_TOO_LARGE, whichever check refused the body."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.CHAT_UPLOAD_MAX_BYTES = 10
+    settings.CHAT_KB_MAX_DOCUMENT_BYTES = 10
+    big = b"x" * (100 * 1024)  # past the limit and the multipart framing's allowance: refused unread
+    response = user_client.post("/api/chat/files", {"chatAppId": "any", "file": SimpleUploadedFile("a.txt", big, "text/plain")})
+    assert_error(response, 413, "PAYLOAD_TOO_LARGE", mentions="file")
+    admin_client.post(
+        "/api/chat-admin/knowledge-base", {"knowledgeBase": {"knowledgeBaseId": "kb", "name": "KB", "description": "d"}}, format="json"
+    )
+    response = admin_client.post("/api/chat-admin/knowledge-base/kb/documents", {"file": SimpleUploadedFile("a.txt", big, "text/plain")})
+    assert_error(response, 413, "PAYLOAD_TOO_LARGE")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import time
 from io import StringIO
 
 import pytest
@@ -12,6 +13,7 @@ from django.core.management import CommandError, call_command
 
 from chatplatform.iac import encode_batch
 from directives.models import DirectiveDeployment, SemanticDirective
+from tests.bombs import GIGABYTE, gzip_bomb
 from tests.conftest import assert_error
 from tests.factories import SemanticDirectiveFactory
 
@@ -242,3 +244,15 @@ def test_the_command_refuses_a_missing_file_and_a_blank_group(db, tmp_path, batc
         run(str(tmp_path / "absent.json"), group_id="g")
     with pytest.raises(CommandError, match="groupId: is required"):
         run(batch_file([member("greet")]), group_id=" ")
+
+
+def test_a_gzip_bomb_batch_is_refused_after_reading_only_the_limit(admin_client):
+    """A 1 GB batch in about 1 MB of gzip is read as a stream up to the limit, never inflated whole."""
+    data = base64.b64encode(gzip_bomb(GIGABYTE)).decode()
+    body = {"stage": "dev", "timestamp": "1", "groupId": "iac-main", "data": data}
+    started = time.monotonic()
+    assert_error(
+        admin_client.post(URL, body, format="json"), 400, "INVALID_REQUEST", mentions="data: decompresses to more than 20971520 bytes"
+    )
+    assert time.monotonic() - started < 5, "a gigabyte was not inflated"
+    assert not SemanticDirective.objects.exists()

@@ -296,6 +296,25 @@ def test_the_admin_renders_insights_and_feedback_of_a_session(analysed_app, open
     assert session_id not in browser.get("/admin/chat/chatsession/", {"insight_user_sentiment": "positive"}).content.decode()
 
 
+def test_the_admin_loads_no_image_a_report_names_and_its_pages_carry_a_content_security_policy(
+    analysed_app, openai_server, client_for, admin_user
+):
+    openai_server.script([analysis(report="## Goal\nSee ![pixel](https://tracker.example/p.png?reader=1) here.")])
+    session_id = idle_session(client_for("alice"))
+    run_worker()
+    browser = Client()
+    browser.force_login(admin_user)
+
+    response = browser.get(f"/admin/chat/chatsession/{session_id}/change/")
+
+    page = response.content.decode()
+    assert "<img" not in page.split("<h2>Goal</h2>", 1)[1].split("</div>", 1)[0]
+    assert '<a href="https://tracker.example/p.png?reader=1">pixel</a>' in page, "the image is a link the reader may follow"
+    policy = response["Content-Security-Policy"]
+    assert "img-src 'self' data:" in policy and "script-src 'self';" in policy and "frame-ancestors 'none'" in policy
+    assert "Content-Security-Policy" in browser.get("/admin/login/")
+
+
 def test_the_offline_model_reviews_a_session_into_a_valid_record(analysed_app, client_for, admin_client, settings):
     """`make run` shows the whole loop with no network: the offline model answers the review."""
     settings.CHAT_INSIGHTS_MODEL = "offline"

@@ -56,3 +56,19 @@ def test_agent_and_tool_forms_show_the_tool_picker_help_texts_and_the_code_edito
     code.scroll_into_view_if_needed()
     shot(page, "admin-tool-form")
     page.context.close()
+
+
+def test_the_admin_pages_and_their_editors_keep_to_their_content_security_policy(browser, site):
+    page = staff_page(browser, site)
+    violations: list[str] = []
+    page.on("console", lambda message: violations.append(message.text) if "Content Security Policy" in message.text else None)
+    for path in ("/admin/", AGENT_FORM, "/admin/tools/tooldefinition/word-count@1/change/", "/admin/chat/chatsession/"):
+        response = page.goto(site.url + path)
+        assert "img-src 'self' data:" in response.headers["content-security-policy"]
+        page.wait_for_load_state("networkidle")
+    editor = page.goto(site.url + AGENT_FORM) and page.locator(".field-custom .ace_text-input")
+    editor.focus()
+    page.keyboard.type('{"team": 1}')  # the editor's syntax check runs in its worker
+    page.wait_for_timeout(500)
+    assert violations == []
+    page.context.close()

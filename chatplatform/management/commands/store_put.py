@@ -7,10 +7,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chatplatform.storage import ENCODINGS, encode, store_list, store_write
+from chatplatform.storage import ENCODINGS, TooLarge, decode, encode, store_list, store_write
+
+# How stored bytes announce their encoding when --encode does not say: gzip's magic number, and
+# the same three bytes in base64.
+_SNIFFED = ((b"\x1f\x8b", "gzip"), (b"H4sI", "gzip+base64"))
 
 
 class Command(BaseCommand):
@@ -18,7 +23,8 @@ class Command(BaseCommand):
         "Put FILE into the widget store at BUCKET/KEY (replacing what is there), for a web component "
         "tag definition whose webComponent names that storeBucket and storeKey. --encode encodes the "
         "file on the way in to match the definition's encoding; without it the bytes are stored as they are. "
-        "--list BUCKET lists what the store holds under a bucket."
+        "--list BUCKET lists what the store holds under a bucket. A script that decodes to more than "
+        "CHAT_WIDGET_SCRIPT_MAX_BYTES is refused."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -44,6 +50,14 @@ class Command(BaseCommand):
                 raise CommandError(f"{file}: no such file")
             content = path.read_bytes()
         content = encode(content, encode_as or "none")
+        encoding = encode_as or next((name for magic, name in _SNIFFED if content.startswith(magic)), "none")
+        try:
+            # What the platform would refuse to serve is refused here, before anything is stored.
+            decode(content, encoding, limit=settings.CHAT_WIDGET_SCRIPT_MAX_BYTES)
+        except TooLarge as exc:
+            raise CommandError(f"{bucket}/{key} refused: {exc}") from None
+        except ValueError:
+            pass  # bytes the sniffed encoding does not fit are stored as they are, as before
         try:
             name = store_write(bucket=bucket, key=key, content=content)
         except SuspiciousFileOperation as exc:

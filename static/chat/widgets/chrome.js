@@ -1,8 +1,9 @@
 // A widget's chrome: the bar above it with its title, icon, loading status and actions
-// (SPEC.md "Widget metadata and actions"). Everything a widget gives here is data: the title is
-// text, an `iconSvg` goes through DOMPurify's SVG profile, a `lucideIconName` is built from the
-// vendored icon nodes with createElementNS.
+// (docs/widgets.md, "window.chatRuntime": getWidgetMetadataAPI). Everything a widget gives here is
+// data: the title is text, an `iconSvg` goes through DOMPurify's SVG profile, a `lucideIconName` is
+// built from the vendored icon nodes with createElementNS.
 
+import { el, icon } from "chat/dom";
 import DOMPurify from "dompurify";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -22,7 +23,18 @@ export async function lucideIcon(name) {
   const nodes = (await lucideNodes())[name];
   if (!Array.isArray(nodes)) return null;
   const svg = document.createElementNS(SVG, "svg");
-  const base = { xmlns: SVG, width: 18, height: 18, viewBox: "0 0 24 24", fill: "none", stroke: "currentColor", "stroke-width": 2, "stroke-linecap": "round", "stroke-linejoin": "round", "aria-hidden": "true" };
+  const base = {
+    xmlns: SVG,
+    width: 18,
+    height: 18,
+    viewBox: "0 0 24 24",
+    fill: "none",
+    stroke: "currentColor",
+    "stroke-width": 2,
+    "stroke-linecap": "round",
+    "stroke-linejoin": "round",
+    "aria-hidden": "true",
+  };
   for (const [key, value] of Object.entries(base)) if (key !== "xmlns") svg.setAttribute(key, value);
   svg.classList.add("lucide", `lucide-${name}`);
   for (const [tag, attributes] of nodes) {
@@ -41,7 +53,8 @@ export function safeSvg(text) {
   return svg;
 }
 
-function button(action, { text = false } = {}) {
+// A widget action's button: its icon, or its title when it has none (or `text`, in a dialog).
+export function actionButton(action, { text = false } = {}) {
   const node = document.createElement("button");
   node.type = "button";
   node.className = `button button-small widget-action${action.primary ? " button-primary" : ""}`;
@@ -56,8 +69,12 @@ function button(action, { text = false } = {}) {
   return node;
 }
 
-export function actionButton(action, options) {
-  return button(action, options);
+export const CHEVRON = "M6 9l6 6 6-6";
+
+// The disclosure button of a spotlight card or the hero: its owner names it "Collapse …"/"Expand …"
+// and sets aria-expanded.
+export function collapseButton(onclick) {
+  return el("button", { type: "button", class: "button button-small button-icon widget-collapse", onclick }, icon(CHEVRON));
 }
 
 export class Chrome {
@@ -100,7 +117,12 @@ export class Chrome {
       this.element.hidden = !metadata.loadingStatus?.loading;
       return;
     }
-    const something = metadata.title || metadata.iconSvg || metadata.lucideIconName || metadata.loadingStatus?.loading || (this.showActions && metadata.actions?.length);
+    const something =
+      metadata.title ||
+      metadata.iconSvg ||
+      metadata.lucideIconName ||
+      metadata.loadingStatus?.loading ||
+      (this.showActions && metadata.actions?.length);
     this.element.hidden = !(this.always || something);
   }
 
@@ -122,7 +144,7 @@ export class Chrome {
     this.loading.hidden = !status.loading;
     this.loading.textContent = status.loading ? status.loadingMsg || "Loading…" : "";
     this.element.closest(".widget-frame")?.setAttribute("aria-busy", status.loading ? "true" : "false");
-    this.actions.replaceChildren(...(this.showActions ? (metadata.actions || []).map((action) => button(action)) : []));
+    this.actions.replaceChildren(...(this.showActions ? (metadata.actions || []).map((action) => actionButton(action)) : []));
     this.refreshVisibility();
   }
 

@@ -1,12 +1,15 @@
-// The widget kinds of SPEC.md's widget object: built-in (chart, image, prompt), custom-compiled-in,
-// web-component and pass-through. Each loader puts the widget into `body` and answers
-// {element, unload}. What a tag carries (attributes, body) is data: text content, properties,
-// chart numbers; never markup parsed into the page.
+// The widget kinds (docs/widgets.md, "Widget kinds"): built-in (chart, image, prompt),
+// custom-compiled-in, web-component and pass-through. Each loader puts the widget into `body` and
+// answers {element, unload}. What a tag carries (attributes, body) is data: text content,
+// properties, chart numbers; never markup parsed into the page.
+//
+// `services`: what the kinds need of the page: {renderers, webComponentScripts} (the page's
+// `config.widgets`), sendMessage(text) and suggestQuestion(text, options) for the prompt widget.
 
 const DEFINE_TIMEOUT_MS = 8000;
 
-// CONTRACT §13 leaves the default element name to us: "<scope>-<tag>", lower case, "_" as "-",
-// with an "x-" prefix when it would not start with a letter (custom element names must).
+// The default element name: "<scope>-<tag>", lower case, "_" as "-", with an "x-" prefix when it
+// would not start with a letter (custom element names must).
 export function defaultElementName(scope, tag) {
   const name = `${scope}-${tag}`.toLowerCase().replace(/_/g, "-");
   return /^[a-z]/.test(name) ? name : `x-${name}`;
@@ -48,7 +51,7 @@ function ensureChartCss() {
 // The chart body is JSON: {type: "line"|"bar", title?, labels: [x...], series: [{label, data: [y...]}]}
 // (a lone `data` list with `labels` is one series).
 function chartSpec(context) {
-  let spec = context.data;
+  const spec = context.data;
   if (typeof spec === "string") throw new Error("the chart's body is not JSON");
   if (!spec || typeof spec !== "object") throw new Error("the chart has no data");
   const series = Array.isArray(spec.series) ? spec.series : Array.isArray(spec.data) ? [{ label: spec.label || "", data: spec.data }] : [];
@@ -89,16 +92,14 @@ async function chart(context, body) {
     height: 240,
     legend: { show: spec.series.length > 1 },
     scales: {
-      x: { time: false, range: bars || spec.labels ? () => [spec.xs[0] - (bars ? 0.5 : 0), spec.xs[spec.xs.length - 1] + (bars ? 0.5 : 0)] : undefined },
+      x: {
+        time: false,
+        range: bars || spec.labels ? () => [spec.xs[0] - (bars ? 0.5 : 0), spec.xs[spec.xs.length - 1] + (bars ? 0.5 : 0)] : undefined,
+      },
       // Bars grow from zero; lines take their data's range.
       y: bars ? { range: (_, min, max) => [Math.min(0, min), Math.max(0, max) * 1.1 || 1] } : {},
     },
-    axes: [
-      spec.labels
-        ? { splits: () => spec.xs, values: (_, ticks) => ticks.map((tick) => spec.labels[tick] ?? ""), space: 30 }
-        : {},
-      {},
-    ],
+    axes: [spec.labels ? { splits: () => spec.xs, values: (_, ticks) => ticks.map((tick) => spec.labels[tick] ?? ""), space: 30 } : {}, {}],
     series: [
       { label: "x", value: spec.labels ? (_, value) => spec.labels[value] ?? value : undefined },
       ...spec.series.map((item, index) => ({
@@ -117,7 +118,13 @@ async function chart(context, body) {
     if (width > 0 && Math.abs(width - plot.width) > 2) plot.setSize({ width: Math.max(240, width), height: 240 });
   });
   resize.observe(body);
-  return { element: figure, unload: () => { resize.disconnect(); plot.destroy(); } };
+  return {
+    element: figure,
+    unload: () => {
+      resize.disconnect();
+      plot.destroy();
+    },
+  };
 }
 
 // Images from this origin, data: and blob: images, or http(s) addresses (the page's img-src
@@ -127,7 +134,7 @@ function safeImageUrl(value) {
   let url;
   try {
     url = new URL(value.trim(), location.href);
-  } catch (error) {
+  } catch {
     return null;
   }
   if (url.protocol === "http:" || url.protocol === "https:" || url.protocol === "blob:") return url.href;
@@ -159,7 +166,7 @@ function image(context, body) {
 
 // A suggestion the user clicks: sent at once, or (mode="suggest") put in the message box through
 // suggestQuestion with the tag's focus / highlight / expandChatPane options.
-function prompt(context, body, runtime) {
+function prompt(context, body, services) {
   const text = String(field(context, "text", "prompt", "question") ?? (typeof context.data === "string" ? context.data : "")).trim();
   if (!text) throw new Error("the prompt has no text");
   const node = document.createElement("button");
@@ -170,13 +177,13 @@ function prompt(context, body, runtime) {
   node.dataset.mode = mode === "suggest" ? "suggest" : "send";
   node.addEventListener("click", () => {
     if (node.dataset.mode === "suggest") {
-      runtime.api.suggestQuestion(text, {
+      services.suggestQuestion(text, {
         focus: !off(field(context, "focus")),
         highlight: !off(field(context, "highlight")),
         expandChatPane: !off(field(context, "expandChatPane")),
       });
     } else {
-      runtime.host.sendMessage(text);
+      services.sendMessage(text);
     }
   });
   body.append(node);
@@ -197,7 +204,7 @@ async function whenDefined(name) {
   }
 }
 
-// CONTRACT §13: the element has its `context` before it is connected.
+// The element has its `context` before it is connected (docs/widgets.md, "The context property").
 function connect(element, context, body) {
   element.context = context;
   element.dataset.instanceId = context.instanceId;
@@ -208,8 +215,8 @@ function connect(element, context, body) {
 // A deployment's own renderers: page config `widgets.renderers` maps a tag id to an ES module.
 // Its default export is a custom element class (defined under the default name when free), or a
 // function (context) -> Element.
-async function custom(context, body, runtime, definition) {
-  const renderers = runtime.config.widgets?.renderers || {};
+async function custom(context, body, services, definition) {
+  const renderers = services.renderers || {};
   const url = renderers[context.tagId];
   if (!url) throw new Error("no renderer is registered for this tag");
   const module = await import(new URL(url, location.href).href);
@@ -231,19 +238,20 @@ export function webComponentUrl(definition, scripts = {}) {
   const component = definition.widget?.webComponent || {};
   if (component.url) return new URL(component.url, location.href).href;
   const store = component.store || component;
-  if (store.storeBucket || store.storeKey) return `/api/chat/webcomponent/${encodeURIComponent(definition.scope)}/${encodeURIComponent(definition.tag)}`;
+  if (store.storeBucket || store.storeKey)
+    return `/api/chat/webcomponent/${encodeURIComponent(definition.scope)}/${encodeURIComponent(definition.tag)}`;
   return null;
 }
 
-async function webComponent(context, body, runtime, definition) {
+async function webComponent(context, body, services, definition) {
   const component = definition.widget?.webComponent || {};
   const name = component.customElementName || defaultElementName(definition.scope, definition.tag);
   if (!customElements.get(name)) {
-    const url = webComponentUrl(definition, runtime.config.widgets?.webComponentScripts);
+    const url = webComponentUrl(definition, services.webComponentScripts);
     if (url) {
       try {
         await import(url);
-      } catch (error) {
+      } catch {
         throw new Error(`its script did not load from ${url}`);
       }
     }
@@ -252,20 +260,20 @@ async function webComponent(context, body, runtime, definition) {
   return connect(document.createElement(name), context, body);
 }
 
-export async function loadWidget({ definition, context, body, runtime, instance }) {
+export async function loadWidget({ definition, context, body, frame, services }) {
   const widget = definition.widget || {};
   if (widget.type === "pass-through") {
-    instance.frame.hidden = true;
+    frame.hidden = true;
     return { element: null };
   }
   if (widget.type === "built-in") {
     if (widget.builtInType === "chart") return chart(context, body);
     if (widget.builtInType === "image") return image(context, body);
-    if (widget.builtInType === "prompt") return prompt(context, body, runtime);
+    if (widget.builtInType === "prompt") return prompt(context, body, services);
     throw new Error(`unknown built-in widget ${widget.builtInType}`);
   }
-  if (widget.type === "custom-compiled-in") return custom(context, body, runtime, definition);
-  if (widget.type === "web-component") return webComponent(context, body, runtime, definition);
+  if (widget.type === "custom-compiled-in") return custom(context, body, services, definition);
+  if (widget.type === "web-component") return webComponent(context, body, services, definition);
   body.append(paragraph(`Unknown widget type ${widget.type}.`));
   return { element: null };
 }

@@ -1,46 +1,42 @@
-// The canvas (a resizable panel at the right of the conversation, SPEC.md CanvasWidgetOptions),
-// the dialog (a modal with the widget's actions as buttons, the primary ones in the footer), and
-// the page's own confirmation dialog (CONTRACT §13: never the browser's native confirm).
+// The canvas (a resizable panel at the right of the conversation, with the options of
+// docs/widgets.md "window.chatRuntime": companion mode, a minimised chat pane, full control, a
+// close confirmation), the dialog (a modal with the widget's actions as buttons, the primary ones
+// in the footer), and the page's own confirmation dialog (never the browser's native confirm).
 
-import { actionButton } from "./chrome.js";
+import { el } from "chat/dom";
+import { actionButton } from "chat/widgets/chrome";
 
 const MIN_WIDTH = 280;
-
-function node(tag, className, text) {
-  const element = document.createElement(tag);
-  if (className) element.className = className;
-  if (text !== undefined) element.textContent = text;
-  return element;
-}
 
 // A modal question with two buttons; resolves true (confirm) or false (cancel, Escape).
 export function confirmDialog({ title, message, confirmLabel = "Close", cancelLabel = "Cancel" }) {
   return new Promise((resolve) => {
-    const dialog = node("dialog", "widget-confirm");
-    dialog.setAttribute("aria-labelledby", "widget-confirm-title");
-    const heading = node("h2", "widget-confirm-title", title || "Close this panel?");
-    heading.id = "widget-confirm-title";
-    const text = node("p", "widget-confirm-message", message || "");
-    text.hidden = !message;
-    const row = node("div", "widget-dialog-footer");
-    const cancel = node("button", "button", cancelLabel);
-    cancel.type = "button";
-    cancel.value = "cancel";
-    const confirm = node("button", "button button-primary", confirmLabel);
-    confirm.type = "button";
-    confirm.value = "confirm";
-    row.append(cancel, confirm);
-    dialog.append(heading, text, row);
     let answer = false;
-    cancel.addEventListener("click", () => dialog.close());
-    confirm.addEventListener("click", () => {
-      answer = true;
-      dialog.close();
+    const cancel = el("button", { type: "button", class: "button", value: "cancel", text: cancelLabel, onclick: () => dialog.close() });
+    const confirm = el("button", {
+      type: "button",
+      class: "button button-primary",
+      value: "confirm",
+      text: confirmLabel,
+      onclick: () => {
+        answer = true;
+        dialog.close();
+      },
     });
-    dialog.addEventListener("close", () => {
-      dialog.remove();
-      resolve(answer);
-    });
+    const dialog = el(
+      "dialog",
+      {
+        class: "widget-confirm",
+        "aria-labelledby": "widget-confirm-title",
+        onclose: () => {
+          dialog.remove();
+          resolve(answer);
+        },
+      },
+      el("h2", { class: "widget-confirm-title", id: "widget-confirm-title", text: title || "Close this panel?" }),
+      el("p", { class: "widget-confirm-message", text: message || "", hidden: !message }),
+      el("div", { class: "widget-dialog-footer" }, cancel, confirm),
+    );
     document.body.append(dialog);
     dialog.showModal();
     cancel.focus();
@@ -48,12 +44,10 @@ export function confirmDialog({ title, message, confirmLabel = "Close", cancelLa
 }
 
 export class Canvas {
-  constructor({ emit, mountWidget, host }) {
-    this.emit = emit;
-    this.mountWidget = mountWidget;
-    this.host = host;
-    this.runtime = null;
-    this.current = null; // {instanceId, tagId, options, mounted, panel}
+  constructor({ events, instances }) {
+    this.events = events;
+    this.instances = instances;
+    this.current = null; // {tagId, options, instance, panel, stopResize}
     this.companion = false;
     this.minimized = false;
     this.asking = null; // the pending confirmation, so two close requests share one dialog
@@ -66,37 +60,36 @@ export class Canvas {
 
   open({ tagId, data, options, metadata, definition }) {
     if (this.current) this.close();
-    const panel = node("aside", "canvas-panel");
-    panel.setAttribute("aria-label", metadata?.title || tagId);
+    const resizer = el("div", {
+      class: "canvas-resizer",
+      role: "separator",
+      "aria-orientation": "vertical",
+      "aria-label": "Resize the panel",
+      tabindex: "0",
+    });
+    const panel = el("aside", { class: "canvas-panel", "aria-label": metadata?.title || tagId }, resizer);
     if (this.width) panel.style.width = `${this.width}px`;
-    const resizer = node("div", "canvas-resizer");
-    resizer.setAttribute("role", "separator");
-    resizer.setAttribute("aria-orientation", "vertical");
-    resizer.setAttribute("aria-label", "Resize the panel");
-    resizer.tabIndex = 0;
-    panel.append(resizer);
     this.layout().append(panel);
-    const mounted = this.mountWidget({ tagId, renderingContext: "canvas", data, attributes: {}, host: panel, metadata, definition });
-    const instance = this.runtime.instances.get(mounted.instanceId);
-    const chrome = instance.chrome;
+    const instance = this.instances.mount({ tagId, renderingContext: "canvas", data, host: panel, metadata, definition });
     if (options.fullControl) {
       panel.dataset.fullControl = "true";
     } else {
-      chrome.always = true;
-      const close = node("button", "button button-small canvas-close", "Close");
-      close.type = "button";
-      close.setAttribute("aria-label", "Close the panel");
-      close.addEventListener("click", () => this.requestClose());
-      chrome.tools.append(close);
-      if (!chrome.metadata?.title) chrome.title.textContent = tagId;
-      chrome.refreshVisibility();
+      const close = el("button", {
+        type: "button",
+        class: "button button-small canvas-close",
+        "aria-label": "Close the panel",
+        text: "Close",
+        onclick: () => this.requestClose(),
+      });
+      if (!instance.chrome.metadata?.title) instance.chrome.title.textContent = tagId;
+      instance.addTools(close);
     }
     const stopResize = this.resizable(panel, resizer);
-    this.current = { tagId, instanceId: mounted.instanceId, options, mounted, panel, stopResize };
+    this.current = { tagId, options, instance, panel, stopResize };
     document.body.dataset.canvasOpen = "true";
-    this.emit("canvasOpen", { tagId, instanceId: mounted.instanceId });
+    this.events.emit("canvasOpen", { tagId, instanceId: instance.instanceId });
     if (options.companionMode) this.enterCompanion(!!options.chatPaneMinimized);
-    return mounted.instanceId;
+    return instance.instanceId;
   }
 
   resizable(panel, resizer) {
@@ -143,7 +136,7 @@ export class Canvas {
       this.companion = true;
       document.body.dataset.companion = "true";
       this.stripButton();
-      this.emit("companionModeEnter", {});
+      this.events.emit("companionModeEnter", {});
     }
     if (minimized) this.minimizeChatPane();
   }
@@ -154,17 +147,20 @@ export class Canvas {
     this.companion = false;
     delete document.body.dataset.companion;
     document.querySelector(".chat-pane-toggle")?.remove();
-    this.emit("companionModeExit", {});
+    this.events.emit("companionModeExit", {});
   }
 
   // In companion mode the chat pane has a button to shrink it to a strip and back.
   stripButton() {
     const conversation = document.querySelector(".conversation");
     if (!conversation || conversation.querySelector(".chat-pane-toggle")) return;
-    const toggle = node("button", "button button-small chat-pane-toggle", "Minimise chat");
-    toggle.type = "button";
-    toggle.setAttribute("aria-expanded", "true");
-    toggle.addEventListener("click", () => (this.minimized ? this.expandChatPane() : this.minimizeChatPane()));
+    const toggle = el("button", {
+      type: "button",
+      class: "button button-small chat-pane-toggle",
+      "aria-expanded": "true",
+      text: "Minimise chat",
+      onclick: () => (this.minimized ? this.expandChatPane() : this.minimizeChatPane()),
+    });
     conversation.prepend(toggle);
   }
 
@@ -178,7 +174,7 @@ export class Canvas {
       toggle.setAttribute("aria-label", "Expand the chat");
       toggle.setAttribute("aria-expanded", "false");
     }
-    this.emit("chatPaneMinimized", {});
+    this.events.emit("chatPaneMinimized", {});
   }
 
   expandChatPane() {
@@ -191,10 +187,10 @@ export class Canvas {
       toggle.removeAttribute("aria-label");
       toggle.setAttribute("aria-expanded", "true");
     }
-    this.emit("chatPaneExpanded", {});
+    this.events.emit("chatPaneExpanded", {});
   }
 
-  // SPEC.md requestCanvasClose: true when the canvas closes (or none is open), false on cancel.
+  // chatRuntime.requestCanvasClose: true when the canvas closes (or none is open), false on cancel.
   requestClose() {
     if (!this.current) return Promise.resolve(true);
     if (this.asking) return this.asking;
@@ -223,52 +219,56 @@ export class Canvas {
     this.current = null;
     current.stopResize();
     this.exitCompanion();
-    current.mounted.destroy();
+    current.instance.destroy();
     current.panel.remove();
     delete document.body.dataset.canvasOpen;
-    this.emit("canvasClose", { tagId: current.tagId, instanceId: current.instanceId });
+    this.events.emit("canvasClose", { tagId: current.tagId, instanceId: current.instance.instanceId });
   }
 }
 
 // A widget in a modal dialog; its actions are buttons, the primary ones in the footer, and a
 // Close button ends it. Returns the instance id.
-export function openDialog({ runtime, tagId, data, metadata, definition }) {
-  const dialog = node("dialog", "widget-dialog");
-  const header = node("div", "widget-dialog-header");
-  const heading = node("h2", "widget-dialog-title", metadata?.title || tagId);
-  heading.id = `widget-dialog-title-${Math.random().toString(36).slice(2)}`;
-  dialog.setAttribute("aria-labelledby", heading.id);
-  const close = node("button", "button button-small widget-dialog-close", "Close");
-  close.type = "button";
-  header.append(heading, close);
-  const content = node("div", "widget-dialog-content");
-  const secondary = node("div", "widget-dialog-actions");
-  const footer = node("div", "widget-dialog-footer");
-  dialog.append(header, content, secondary, footer);
+export function openDialog({ instances, tagId, data, metadata, definition }) {
+  const heading = el("h2", {
+    class: "widget-dialog-title",
+    id: `widget-dialog-title-${Math.random().toString(36).slice(2)}`,
+    text: metadata?.title || tagId,
+  });
+  const close = el("button", { type: "button", class: "button button-small widget-dialog-close", text: "Close" });
+  const content = el("div", { class: "widget-dialog-content" });
+  const secondary = el("div", { class: "widget-dialog-actions" });
+  const footer = el("div", { class: "widget-dialog-footer" });
+  const dialog = el(
+    "dialog",
+    { class: "widget-dialog", "aria-labelledby": heading.id },
+    el("div", { class: "widget-dialog-header" }, heading, close),
+    content,
+    secondary,
+    footer,
+  );
   document.body.append(dialog);
-  const mounted = runtime.mountWidget({ tagId, renderingContext: "dialog", data, attributes: {}, host: content, metadata, definition });
-  const instance = runtime.instances.get(mounted.instanceId);
+  const instance = instances.mount({ tagId, renderingContext: "dialog", data, host: content, metadata, definition });
   const paint = (meta) => {
     heading.textContent = meta.title || tagId;
     const actions = meta.actions || [];
     secondary.replaceChildren(...actions.filter((action) => !action.primary).map((action) => actionButton(action, { text: true })));
     footer.replaceChildren(...actions.filter((action) => action.primary).map((action) => actionButton(action, { text: true })));
   };
-  instance.onMetadata.add(paint);
+  instance.watch(paint);
   if (instance.metadata) paint(instance.metadata);
   const clicked = (event) => {
     const button = event.target.closest(".widget-action");
     if (!button) return;
     const action = (instance.metadata?.actions || []).find((item) => item.id === button.dataset.actionId);
-    if (action) runtime.runAction(instance, action);
+    if (action) instances.runAction(instance, action);
   };
   secondary.addEventListener("click", clicked);
   footer.addEventListener("click", clicked);
   close.addEventListener("click", () => dialog.close());
   dialog.addEventListener("close", () => {
-    mounted.destroy();
+    instance.destroy();
     dialog.remove();
   });
   dialog.showModal();
-  return mounted.instanceId;
+  return instance.instanceId;
 }

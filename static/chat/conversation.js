@@ -1,0 +1,147 @@
+// The conversation pane: which session it shows, its messages, and the address that follows it
+// (`/chat/<chatAppId>/<sessionId>`, so a reload or a shared link opens it again). Opening another
+// session or a new chat replaces the messages without a reload; Back and Forward move between them.
+
+import { ApiError } from "chat/api";
+import { el } from "chat/dom";
+
+export class Conversation {
+  // `pane`: the messages' log; `missing`: the server's "not found" notice, if it showed one;
+  // `suggestions`: the chat app's suggestions, shown only before the first message;
+  // `sweep()`: drops the widgets of messages no longer shown.
+  constructor({ pane, missing, suggestions, sessionId, chatAppId, api, notices, sessions, messages, sweep }) {
+    this.pane = pane;
+    this.missing = missing;
+    this.suggestions = suggestions;
+    this.sessionId = sessionId;
+    this.chatAppId = chatAppId;
+    this.api = api;
+    this.notices = notices;
+    this.sessions = sessions;
+    this.messages = messages;
+    this.sweep = sweep;
+    this.loading = 0; // bumped at each switch: a slow load of a session left meanwhile is dropped
+
+    // The conversation stays scrolled to its end while an answer grows, as long as the person has
+    // not scrolled up, without reading the layout in the middle of a frame: the position is read
+    // at scroll events, and the growing answer is followed from a ResizeObserver, which runs once
+    // layout is done.
+    this.stuckToEnd = true;
+    this.follower = new ResizeObserver(() => {
+      if (this.stuckToEnd) this.scrollToEnd();
+    });
+    pane.addEventListener("scroll", () => {
+      this.stuckToEnd = pane.scrollHeight - pane.scrollTop - pane.clientHeight < 48;
+    });
+    window.addEventListener("popstate", () => {
+      const shown = this.fromPath();
+      if (shown) this.open(shown);
+      else this.newChat();
+    });
+    history.replaceState({ sessionId: this.sessionId }, "", location.href);
+  }
+
+  href(sessionId) {
+    return `/chat/${encodeURIComponent(this.chatAppId)}/${sessionId ? encodeURIComponent(sessionId) : ""}`;
+  }
+
+  fromPath() {
+    const rest = location.pathname.slice(this.href(null).length);
+    return rest ? decodeURIComponent(rest) : null;
+  }
+
+  // The session a turn started from a new chat becomes the one shown, if the person is still there.
+  adopt(sessionId) {
+    if (this.sessionId !== null) return;
+    this.sessionId = sessionId;
+    history.replaceState({ sessionId }, "", this.href(sessionId));
+  }
+
+  async open(sessionId, { push = false } = {}) {
+    const loading = this.switchTo(sessionId, push ? "push" : null);
+    this.notices.say("Loading the conversation…");
+    let stored;
+    let feedback;
+    try {
+      [{ messages: stored }, { feedback }] = await Promise.all([this.api.messages(sessionId), this.api.feedbackOf(sessionId)]);
+    } catch (error) {
+      if (loading !== this.loading) return;
+      this.notices.say("");
+      if (error instanceof ApiError && error.code === "INVALID_SESSION_ID") {
+        this.newChat({ history: "replace" });
+        this.notices.alert("This conversation was not found: it may have been deleted, or it belongs to another account.");
+      } else {
+        this.notices.showError(error);
+      }
+      return;
+    }
+    if (loading !== this.loading) return;
+    const given = new Map();
+    for (const item of feedback) if (item.messageId && !given.has(item.messageId)) given.set(item.messageId, item); // newest first
+    this.show(...stored.map((message) => this.messages.stored(message, sessionId, given.get(message.messageId))));
+    document.title = this.sessions.pageTitle(sessionId);
+    this.notices.say("");
+    this.scrollToEnd();
+  }
+
+  // `history`: "push" for a new entry (the person chose it), "replace" to correct this one.
+  newChat({ history: how = null } = {}) {
+    this.switchTo(null, how);
+    document.title = this.sessions.pageTitle(null);
+    this.notices.say("");
+  }
+
+  switchTo(sessionId, how) {
+    this.loading += 1;
+    this.sessionId = sessionId;
+    if (how === "push") history.pushState({ sessionId }, "", this.href(sessionId));
+    else if (how === "replace") history.replaceState({ sessionId }, "", this.href(sessionId));
+    this.missing?.remove();
+    this.notices.clear();
+    this.sessions.render();
+    this.show();
+    return this.loading;
+  }
+
+  show(...nodes) {
+    this.pane.replaceChildren(...nodes);
+    this.sweep();
+    this.changed();
+  }
+
+  add(...nodes) {
+    this.pane.append(...nodes);
+    this.changed();
+  }
+
+  remove(...nodes) {
+    for (const node of nodes) node.remove();
+    this.changed();
+  }
+
+  // Not a CSS :has() rule: one over the whole conversation costs a style pass per streamed frame.
+  changed() {
+    if (this.suggestions) this.suggestions.hidden = this.pane.querySelector("[data-message-role]") !== null;
+  }
+
+  // Where a widget rendered `inline` by the runtime goes: after the last message.
+  inlineHost() {
+    const box = el("div", { class: "widget-inline-host" });
+    this.add(box);
+    return box;
+  }
+
+  // A growing answer keeps the end in view (unless the person scrolled up) until it is complete.
+  follow(article) {
+    this.follower.observe(article);
+  }
+
+  unfollow(article) {
+    this.follower.unobserve(article);
+  }
+
+  scrollToEnd() {
+    this.pane.scrollTop = this.pane.scrollHeight;
+    this.stuckToEnd = true;
+  }
+}

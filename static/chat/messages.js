@@ -1,0 +1,165 @@
+// The messages of a conversation as elements: what a person wrote, and an answer with its footer
+// (the verification grade, the traces, the cited sources, the feedback). The same elements serve
+// a streamed answer and a stored one, so a reload shows what the stream showed. Each message is an
+// `article` with `data-message-role`, and `data-message-id` once stored (docs/widgets.md, "What
+// the page knows").
+
+import { el } from "chat/dom";
+import { fileList } from "chat/files";
+import { renderMarkdown } from "chat/render";
+
+export class Messages {
+  // `features`: the page's (traces and verifyResponse say what an answer's footer shows);
+  // `tags`: what an answer's widget tags become (chat/render); `feedback`: chat/feedback.
+  constructor({ features, tags, feedback }) {
+    this.features = features;
+    this.tags = tags;
+    this.feedback = feedback;
+  }
+
+  user(text, files, messageId = null) {
+    return el(
+      "article",
+      { class: "message", "data-message-role": "user", "data-message-id": messageId, "aria-label": "You said" },
+      el("div", { class: "message-text", text }),
+      fileList(files),
+    );
+  }
+
+  answer(messageId = null) {
+    return new Answer({ messageId, features: this.features });
+  }
+
+  // A message as the API stored it, in a conversation opened again.
+  stored(message, sessionId, given) {
+    if (message.source === "user") return this.user(message.message, message.files, message.messageId);
+    const answer = this.answer(message.messageId);
+    renderMarkdown(answer.body, message.message, { tags: this.tags });
+    if (message.error) answer.failed(message.error);
+    else this.complete(answer, message, sessionId, given);
+    return answer.article;
+  }
+
+  // An answer the API stored (a `done` event's fields, or a stored message): its footer.
+  complete(answer, message, sessionId, given = null) {
+    answer.stored(message.messageId);
+    answer.showGrade(gradeOf(message));
+    answer.showTraces(message.traces);
+    answer.showCitations(message.citations);
+    this.feedback.attach(answer.footer, { sessionId, messageId: message.messageId, given });
+  }
+}
+
+export function gradeOf(message) {
+  return (message.verifications || []).find((verification) => verification.grade)?.grade;
+}
+
+class Answer {
+  constructor({ messageId, features }) {
+    this.features = features;
+    this.body = el("div", { class: "message-body" });
+    this.footer = el("div", { class: "message-footer" });
+    this.article = el(
+      "article",
+      { class: "message", "data-message-role": "assistant", "data-message-id": messageId, "aria-label": "The assistant said" },
+      this.body,
+      this.footer,
+    );
+  }
+
+  // Still being answered: assistive technology waits for the whole answer.
+  streaming() {
+    this.article.setAttribute("aria-busy", "true");
+  }
+
+  stored(messageId) {
+    this.article.dataset.messageId = messageId;
+    this.article.removeAttribute("aria-busy");
+  }
+
+  failed(reason) {
+    this.article.removeAttribute("aria-busy");
+    this.article.classList.add("message-failed");
+    this.article.setAttribute("aria-label", "The assistant could not answer");
+    this.footer.replaceChildren(el("p", { class: "message-failure", role: "note", text: `Not answered: ${reason}` }));
+  }
+
+  showGrade(grade) {
+    if (!this.features.verifyResponse || !grade) return;
+    let badge = this.footer.querySelector(".grade");
+    if (!badge) {
+      badge = el("span", { class: "grade" });
+      this.footer.prepend(badge);
+    }
+    badge.dataset.grade = grade;
+    badge.textContent = `Verified: grade ${grade}`;
+  }
+
+  // The traces of an answer, collapsed: one line per step, its details as text.
+  showTraces(traces) {
+    let details = this.footer.querySelector(".traces");
+    if (!this.features.traces || !traces?.length) {
+      details?.remove();
+      return;
+    }
+    if (!details) {
+      details = el("details", { class: "traces" }, el("summary"), el("ol"));
+      this.footer.append(details);
+    }
+    details.querySelector("summary").textContent = `Traces (${traces.length})`;
+    details
+      .querySelector("ol")
+      .replaceChildren(
+        ...traces.map((trace) =>
+          el(
+            "li",
+            {},
+            el("strong", { text: traceLabel(trace) }),
+            el("span", { text: ` ${traceFacts(trace)}` }),
+            el("pre", { text: JSON.stringify(trace, null, 2) }),
+          ),
+        ),
+      );
+  }
+
+  // The knowledge base results the answer cites, numbered as the model was given them
+  // (docs/api.md, "Answers: failed ones, cited ones"). Every part is text; a source is a link
+  // only when it is an http(s) address.
+  showCitations(citations) {
+    this.footer.querySelector(".citations")?.remove();
+    if (!citations?.length) return;
+    const items = citations.map((citation) => {
+      const source = /^https?:\/\//i.test(citation.sourceUrl || "")
+        ? el("a", { href: citation.sourceUrl, target: "_blank", rel: "noopener noreferrer nofollow", text: citation.title })
+        : el("span", { text: citation.title + (citation.sourceUrl ? ` (${citation.sourceUrl})` : "") });
+      return el("li", { value: String(citation.n) }, source, el("blockquote", { text: citation.text }));
+    });
+    this.footer.prepend(
+      el("details", { class: "citations" }, el("summary", { text: `Sources (${citations.length})` }), el("ol", {}, ...items)),
+    );
+  }
+}
+
+function traceLabel(trace) {
+  switch (trace.stage) {
+    case "tool":
+      return `Tool ${trace.function || trace.toolId}${trace.outcome && trace.outcome !== "ok" ? ` (${trace.outcome})` : ""}`;
+    case "model":
+      return `Model ${trace.model}`;
+    case "selection":
+      return "Directive selection";
+    case "verification":
+      return `Verification${trace.grade ? `: grade ${trace.grade}` : ""}`;
+    case "reprompt":
+      return "Corrected answer";
+    default:
+      return trace.stage || "Step";
+  }
+}
+
+function traceFacts(trace) {
+  const facts = [];
+  if (trace.durationMs !== undefined) facts.push(`${Math.round(trace.durationMs)} ms`);
+  if (trace.inputTokens !== undefined) facts.push(`${trace.inputTokens} → ${trace.outputTokens} tokens`);
+  return facts.join(" · ");
+}

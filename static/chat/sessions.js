@@ -1,0 +1,178 @@
+// The sidebar: this person's conversations in the chat app, newest first, each a link that opens it
+// without a reload, and renamed in place. On a narrow screen the sidebar is a drawer its toggle opens.
+
+import { el } from "chat/dom";
+
+export class Sessions {
+  // `sidebar`: the nav holding the list; `toggle`: the button that opens it on a narrow screen.
+  // `current()`: the id of the conversation shown; `open(sessionId)`, `newChat()`: what the
+  // links and the New chat button ask of the conversation; `href(sessionId)`: a session's page.
+  constructor({ sidebar, toggle, api, notices, chatAppId, appTitle, current, open, newChat, href }) {
+    this.sidebar = sidebar;
+    this.toggle = toggle;
+    this.list = sidebar.querySelector(".session-list");
+    this.empty = sidebar.querySelector(".session-empty");
+    this.api = api;
+    this.notices = notices;
+    this.chatAppId = chatAppId;
+    this.appTitle = appTitle;
+    this.current = current;
+    this.href = href;
+    this.open = open;
+    this.sessions = [];
+
+    sidebar.querySelector(".new-chat").addEventListener("click", () => {
+      this.closeDrawer();
+      newChat();
+    });
+    toggle.addEventListener("click", () => {
+      const opening = sidebar.dataset.open !== "true";
+      this.setDrawer(opening);
+      if (opening) sidebar.querySelector(".new-chat").focus();
+    });
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && sidebar.dataset.open === "true") {
+        this.setDrawer(false);
+        toggle.focus();
+      }
+    });
+  }
+
+  async load() {
+    try {
+      this.replace((await this.api.sessions(this.chatAppId)).sessions);
+    } catch (error) {
+      this.notices.showError(error);
+    }
+  }
+
+  replace(sessions) {
+    this.sessions = sessions;
+    this.render();
+  }
+
+  has(sessionId) {
+    return this.sessions.some((session) => session.sessionId === sessionId);
+  }
+
+  // A session a turn just started: at the top of the list until the list is loaded again.
+  remember(sessionId) {
+    if (!this.has(sessionId)) this.sessions.unshift({ sessionId, title: "", status: "active", createDate: new Date().toISOString() });
+    this.render();
+  }
+
+  setTitle(sessionId, title) {
+    const session = this.sessions.find((item) => item.sessionId === sessionId);
+    if (session) {
+      session.title = title;
+      this.render();
+    }
+    if (sessionId === this.current()) document.title = `${title} · ${this.appTitle}`;
+  }
+
+  // The document's title while `sessionId` (or a new chat, null) is shown.
+  pageTitle(sessionId) {
+    const title = this.sessions.find((item) => item.sessionId === sessionId)?.title;
+    return title ? `${title} · ${this.appTitle}` : this.appTitle;
+  }
+
+  render() {
+    this.list.replaceChildren(...this.sessions.map((session) => this.item(session)));
+    this.empty.hidden = this.sessions.length > 0;
+  }
+
+  item(session) {
+    const current = session.sessionId === this.current();
+    const link = el(
+      "a",
+      {
+        href: this.href(session.sessionId),
+        "aria-current": current ? "page" : null,
+        onclick: (event) => this.clicked(event, session.sessionId),
+      },
+      el("span", { class: "session-title", text: label(session) }),
+      el("span", { class: "session-meta", text: meta(session) }),
+    );
+    const rename = el("button", {
+      type: "button",
+      class: "button button-small button-link rename",
+      "aria-label": `Rename “${label(session)}”`,
+      text: "Rename",
+      onclick: () => this.rename(session),
+    });
+    return el("li", { class: "session", "data-session-id": session.sessionId }, link, rename);
+  }
+
+  clicked(event, sessionId) {
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || event.button !== 0) return; // a new tab
+    event.preventDefault();
+    this.closeDrawer();
+    this.open(sessionId);
+  }
+
+  itemOf(sessionId) {
+    return this.list.querySelector(`[data-session-id="${CSS.escape(sessionId)}"]`);
+  }
+
+  // The session's line becomes a small form; Escape or Cancel puts the line back.
+  rename(session) {
+    const item = this.itemOf(session.sessionId);
+    if (!item) return;
+    const input = el("input", { type: "text", value: session.title || "", "aria-label": "New title", maxlength: "200" });
+    const done = () => {
+      this.render();
+      this.itemOf(session.sessionId)?.querySelector(".rename")?.focus();
+    };
+    const save = async (event) => {
+      event.preventDefault();
+      const title = input.value.trim();
+      if (title) {
+        try {
+          const answer = await this.api.rename(session.sessionId, title);
+          session.title = answer.title;
+          if (session.sessionId === this.current()) document.title = `${answer.title} · ${this.appTitle}`;
+          this.notices.say(`Renamed to “${answer.title}”.`);
+        } catch (error) {
+          this.notices.showError(error);
+        }
+      }
+      done();
+    };
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        done();
+      }
+    });
+    item.replaceChildren(
+      el(
+        "form",
+        { class: "session-rename", onsubmit: save },
+        input,
+        el("button", { type: "submit", class: "button button-small button-primary", text: "Save" }),
+        el("button", { type: "button", class: "button button-small", text: "Cancel", onclick: done }),
+      ),
+    );
+    input.focus();
+    input.select();
+  }
+
+  setDrawer(open) {
+    this.sidebar.dataset.open = open ? "true" : "false";
+    this.toggle.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+
+  closeDrawer() {
+    if (this.sidebar.dataset.open === "true") this.setDrawer(false);
+  }
+}
+
+function label(session) {
+  return session.title || "New conversation";
+}
+
+function meta(session) {
+  const when = new Date(session.createDate || Date.now());
+  const date = when.toLocaleDateString(undefined, { month: "short", day: "numeric" });
+  return session.status === "completed" ? `${date} · completed` : date;
+}
