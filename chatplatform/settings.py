@@ -555,6 +555,7 @@ CHAT_PERIODIC_JOBS = {
     "recover_stalled_work": 60.0,
     "cleanup_mock_records": 86400.0,
     "prune_task_records": 86400.0,
+    "expire_approvals": 60.0,
 }
 for _job, _seconds in _json_env("CHAT_PERIODIC_JOBS", {}, dict).items():
     if _job not in CHAT_PERIODIC_JOBS or isinstance(_seconds, bool) or not isinstance(_seconds, int | float) or _seconds <= 0:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from chat.turn.admission import Admitted, BearerCaller, Caller, CookieCaller, Refused, SocketCaller, admit, admit_action
 from chat.turn.events import Turn, TurnEvent, TurnReader, collect, error_event, frame, sse_chunks
 from chat.turn.replay import Reader, resume, stop
-from chat.turn.run import start, wait_for_running_turns
+from chat.turn.run import go_on, start, wait_for_running_turns
 
 __all__ = [
     "Admitted",
@@ -44,6 +44,7 @@ __all__ = [
     "collect",
     "error_event",
     "frame",
+    "go_on",
     "resume",
     "sse_chunks",
     "start",

@@ -17,7 +17,8 @@ first (redis.asyncio); otherwise it is counted on the thread once the caller is 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
@@ -27,12 +28,14 @@ from rest_framework import exceptions
 
 from agents.access import agent_access
 from agents.selectors import agent_get
+from chat.approvals.models import ApprovalStatus, PausedTurn, ToolApproval
+from chat.approvals.services import approvals_supersede, decisions
 from chat.chat_apps.features import concurrent_turns
 from chat.chat_apps.selectors import chat_app_get, chat_app_usable_by
 from chat.sessions.selectors import session_uuid
 from chat.turn import replay
 from chat.turn.definitions import turn_definitions
-from chat.turn.lock import TurnClaim, turn_claim
+from chat.turn.lock import TurnClaim, turn_claim, turn_claim_continuation
 from chat.turn.prompt import TurnContext, build_context
 from chat.turn.serializers import ConverseRequestSerializer
 from chat.users.authentication import user_for_cookie, user_for_token
@@ -110,12 +113,26 @@ class SocketCaller(Caller):
 
 
 @dataclass(frozen=True)
+class GoingOn:
+    """A paused turn whose approvals are all decided, ready to go on: its context and ticket again,
+    its state when it paused, and the decisions (call id → (approved, reason))."""
+
+    message_id: uuid.UUID
+    context: TurnContext
+    claim: TurnClaim
+    state: dict[str, Any]
+    decided: dict[str, tuple[bool, str]]
+
+
+@dataclass(frozen=True)
 class Admitted:
-    """A turn that may run: its budget, its context, and its place on the session."""
+    """A turn that may run: its budget, its context, and its place on the session; and the paused
+    turns of the session its message superseded, which go on before it."""
 
     budget: ratelimit.Budget
     context: TurnContext
     claim: TurnClaim
+    going_on: list[GoingOn] = field(default_factory=list)
 
 
 class Refused(Exception):
@@ -161,6 +178,8 @@ def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelim
         user = admission.user
         request = validate(parse(body, content_type))
         context = _context(request, user)
+        # A new message denies the approvals its session waits for: those turns go on first, refused.
+        going_on = _superseded(context.session_id) if context.session_id is not None else []
         claim = turn_claim(
             session_id=context.session_id,
             user=context.user,
@@ -175,7 +194,23 @@ def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelim
         )
     except Exception as exc:
         raise Refused(exc, budget) from exc
-    return Admitted(budget, context, claim)
+    return Admitted(budget, context, claim, going_on)
+
+
+def _superseded(session_id: uuid.UUID) -> list[GoingOn]:
+    if not ToolApproval.objects.filter(session_id=session_id, status=ApprovalStatus.PENDING).exists():
+        return []
+    return [admit_going_on(message_id) for message_id in approvals_supersede(session_id=session_id)]
+
+
+def admit_going_on(message_id: uuid.UUID) -> GoingOn:
+    """A paused turn, claimed by whoever decided its last approval, readied to go on: its context
+    rebuilt for its session's user (today's definitions and access rules) and a ticket taken."""
+    paused = PausedTurn.objects.select_related("session__user").get(pk=message_id)
+    user, session_id = paused.session.user, paused.session_id
+    context = _context({**paused.state["request"], "sessionId": str(session_id), "userId": user.pk}, user)
+    claim = turn_claim_continuation(session_id=session_id, user_id=user.pk)
+    return GoingOn(message_id, context, claim, paused.state, decisions(message_id))
 
 
 def admit_caller(caller: Caller, budget: ratelimit.Budget | None = None) -> Admission:

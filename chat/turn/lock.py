@@ -10,6 +10,7 @@ written out once per database (chatplatform.db) rather than compiled through the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import uuid
 from dataclasses import dataclass, field
@@ -19,8 +20,9 @@ from typing import Any
 from django.db import connections, transaction
 from django.utils import timezone
 
+from chat.approvals.models import PausedTurn, ToolApproval
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource, SessionStatus
-from chat.sessions.services import SESSION_TOTALS
+from chat.sessions.services import SESSION_TOTALS, usage_increments
 from chat.users.models import ChatUser
 from chat.webhooks import delivery as webhooks
 from chat.webhooks.models import WebhookEvent
@@ -42,7 +44,8 @@ HISTORY_LIMIT = 100  # earlier messages a turn sends to the model (the newest on
 
 @dataclass(frozen=True)
 class TurnClaim:
-    """A turn's place on its session; `user_message` and `history` are set once it may run."""
+    """A turn's place on its session; `user_message` and `history` are set once it may run (a
+    continuation after approvals has no user message: `continuation` with `served`)."""
 
     session_id: uuid.UUID
     user_id: str
@@ -51,6 +54,13 @@ class TurnClaim:
     created: bool
     user_message: ChatMessage | None = None
     history: list[tuple[str, str]] = field(default_factory=list)  # (source, text), oldest first
+    continuation: bool = False
+    continuation_served: bool = False
+
+    @property
+    def served(self) -> bool:
+        """Whether the turn may run now (its ticket reached)."""
+        return self.continuation_served if self.continuation else self.user_message is not None
 
 
 def _user_message(session_id: uuid.UUID, *, user_id: str, message: str, files: list[Any], now: datetime) -> ChatMessage:
@@ -188,7 +198,8 @@ def turn_claim(
 
 
 def turn_try_start(*, claim: TurnClaim, message: str, files: list[Any]) -> TurnClaim | None:
-    """The claim with its user message stored when its ticket is served now; None to wait more."""
+    """The claim with its user message stored when its ticket is served now (a continuation's
+    stores none); None to wait more."""
     now = timezone.now()
     with transaction.atomic():
         session = ChatSession.objects.select_for_update().get(pk=claim.session_id)
@@ -199,10 +210,70 @@ def turn_try_start(*, claim: TurnClaim, message: str, files: list[Any]) -> TurnC
         if session.turn_serving != claim.ticket:
             return None
         ChatSession.objects.filter(pk=session.pk).update(turn_started=now)
+        if claim.continuation:
+            return dataclasses.replace(claim, continuation_served=True)
         user_message = _user_message(session.pk, user_id=claim.user_id, message=message, files=files, now=now)
         db.write(user_message)
         history = _history(session.pk, before=user_message)
     return TurnClaim(session.pk, claim.user_id, session.title, claim.ticket, claim.created, user_message, history)
+
+
+def turn_claim_continuation(*, session_id: uuid.UUID, user_id: str) -> TurnClaim:
+    """A ticket on the session for a turn that goes on after its approvals: no user message."""
+    now = timezone.now()
+    with transaction.atomic():
+        session = ChatSession.objects.select_for_update().get(pk=session_id)
+        ticket, served = session.turn_next, session.turn_next == session.turn_serving
+        changes: dict[str, Any] = {"turn_next": ticket + 1, "last_update": now, "status": SessionStatus.ACTIVE}
+        if served:
+            changes["turn_started"] = now
+        ChatSession.objects.filter(pk=session_id).update(**changes)
+    return TurnClaim(session_id, user_id, session.title, ticket, False, continuation=True, continuation_served=served)
+
+
+def turn_finish_continued(
+    *,
+    answer_id: uuid.UUID,
+    session_id: uuid.UUID,
+    ticket: int,
+    text: str,
+    usage: dict[str, Any],
+    added_usage: dict[str, Any],
+    traces: list[dict[str, Any]],
+    execution_duration: int,
+    error: dict[str, str] | None = None,
+    citations: list[dict[str, Any]] | None = None,
+    stop_reason: str | None = None,
+) -> None:
+    """Complete an answer stored when its turn paused (the whole answer now, `usage` its whole
+    usage), add `added_usage` to the session's totals and hand the session on: one transaction."""
+    now = timezone.now()
+    with transaction.atomic():
+        ChatMessage.objects.filter(pk=answer_id).update(
+            message=text,
+            usage=usage,
+            traces=traces,
+            execution_duration=execution_duration,
+            error=error,
+            citations=citations,
+            stop_reason=stop_reason,
+        )
+        ChatSession.objects.filter(pk=session_id).update(**usage_increments(added_usage), last_message_id=answer_id, last_update=now)
+        ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=now)
+
+
+def turn_pause(*, paused: PausedTurn, approvals: list[ToolApproval], answer: dict[str, Any], continued: bool) -> None:
+    """A turn waits for approvals: its answer so far stored (`answer`: turn_finish's arguments, or
+    turn_finish_continued's when it had paused before), the session handed on, and what it needs
+    to go on kept: one transaction."""
+    with transaction.atomic():
+        if continued:
+            turn_finish_continued(**answer)
+        else:
+            turn_finish(**answer)
+        PausedTurn.objects.filter(pk=paused.pk).delete()
+        paused.save(force_insert=True)
+        ToolApproval.objects.bulk_create(approvals)
 
 
 def turn_release(*, session_id: uuid.UUID, ticket: int) -> None:

@@ -22,16 +22,29 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import orjson
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError
+from django.utils import timezone
 
+from chat.approvals.serializers import ToolApprovalSerializer
+from chat.approvals.services import pause_records, paused_turn_done
 from chat.sessions.titles import fallback_title, title_session, title_without_model
+from chat.sessions.usage import usage_fields
 from chat.turn import collaborators, replay
-from chat.turn.admission import Admitted
+from chat.turn.admission import Admitted, GoingOn, admit_going_on
 from chat.turn.events import Turn, TurnEvent, error_event
-from chat.turn.lock import TURN_LEASE, TurnClaim, turn_finish, turn_renew, turn_try_start
+from chat.turn.lock import (
+    TURN_LEASE,
+    TurnClaim,
+    turn_finish,
+    turn_finish_continued,
+    turn_pause,
+    turn_renew,
+    turn_try_start,
+)
 from chat.turn.prompt import SUPERVISOR_ROUTER, TurnContext, with_directives
-from chat.turn.reply import Emit, Transcript, respond, toolset, trace
+from chat.turn.reply import Emit, Transcript, finished, respond, toolset, trace
 from chat.turn.usage import Ledger, ms_since
 from chat.turn.verification import verify
 from chatplatform import inflight, llm, metrics
@@ -48,7 +61,10 @@ NO_TEXT = "(no answer: it failed before any text)"  # a failed, empty answer as 
 
 def start(admitted: Admitted) -> Turn:
     """Run an admitted turn; its events come from the returned Turn (`reader()`). Leaving them
-    early (a disconnect) does not stop the turn: it runs to the end and stores its answer."""
+    early (a disconnect) does not stop the turn: it runs to the end and stores its answer. The
+    paused turns its message superseded go on first (their tickets are taken before its own)."""
+    for going in admitted.going_on:
+        start_going_on(going)
     turn = replay.store().new_turn()
     control = Control(turn)
     task = asyncio.create_task(_run(admitted.context, admitted.claim, control), name="converse-turn")
@@ -56,13 +72,31 @@ def start(admitted: Admitted) -> Turn:
     return turn
 
 
+async def go_on(message_id: uuid.UUID) -> Turn:
+    """Go on with a turn that paused for approvals, now that every one is decided (its decider
+    claimed it: chat.approvals.services): the calls run or are refused, the model goes on, the
+    answer is completed. Its events come from the returned Turn."""
+    return start_going_on(await on_db_thread(admit_going_on)(message_id))
+
+
+def start_going_on(going: GoingOn) -> Turn:
+    """Run a paused turn that goes on (admitted by admit_going_on)."""
+    turn = replay.store().new_turn(first=going.state["lastEvent"] + 1)
+    control = Control(turn, answer_id=going.message_id, continued=going.state)
+    task = asyncio.create_task(_run(going.context, going.claim, control, paused=(going.state, going.decided)), name="converse-turn-goes-on")
+    inflight.track(task)
+    return turn
+
+
 class Control:
     """A running turn's handle: its events, its answer's id, and its stop."""
 
-    def __init__(self, turn: Turn) -> None:
+    def __init__(self, turn: Turn, answer_id: uuid.UUID | None = None, continued: dict[str, Any] | None = None) -> None:
         self.turn = turn
         self.emit = turn.emit
-        self.answer_id = uuid.uuid4()  # chosen first: the `session` event names it, a retried store finds it taken
+        self.continued = continued  # the state of the paused turn this one goes on with
+        # Chosen first: the `session` event names it, a retried store finds it taken.
+        self.answer_id = answer_id or uuid.uuid4()
         self.stopped = False
         self._replying: asyncio.Task[Any] | None = None
 
@@ -106,16 +140,22 @@ class _Failed(Exception):
         self.error = {"code": event.data.get("code") or Code.INTERNAL_ERROR, "message": event.data.get("error", "")}
 
 
-async def _run(context: TurnContext, claim: TurnClaim, control: Control) -> None:
+Paused = tuple[dict[str, Any], dict[str, tuple[bool, str]]]  # a paused turn's state, and the decisions on its calls
+
+
+async def _run(context: TurnContext, claim: TurnClaim, control: Control, paused: Paused | None = None) -> None:
     transcript, ledger = Transcript(control.emit), Ledger()
     lease: _Lease | None = None
     started = time.perf_counter()
     outcome = "failed"
+    if paused is not None:
+        transcript.restore(paused[0])
+        ledger.restore(paused[0])
     try:
         try:
             claim = await _wait_for_ticket(context, claim)
             lease = _Lease(claim, control)
-            await _answer(context, claim, transcript, ledger, started, control)
+            await _answer(context, claim, transcript, ledger, started, control, paused)
             outcome = "stopped" if control.stopped else "done"
         except asyncio.CancelledError:
             outcome = "cancelled"
@@ -152,15 +192,19 @@ async def _run(context: TurnContext, claim: TurnClaim, control: Control) -> None
             replay.store().ended(context.session_id, control.turn)
 
 
-async def _answer(context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float, control: Control) -> None:
+async def _answer(
+    context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float, control: Control, paused: Paused | None
+) -> None:
     emit = transcript.emit
-    assert claim.user_message is not None
     session_id = context.session_id = claim.session_id
-    answer_id = str(control.answer_id)
-    emit(TurnEvent("session", {"sessionId": str(session_id), "userMessageId": str(claim.user_message.pk), "messageId": answer_id}))
+    user_message_id = str(claim.user_message.pk) if claim.user_message is not None else paused[0]["userMessageId"] if paused else ""
+    emit(TurnEvent("session", {"sessionId": str(session_id), "userMessageId": user_message_id, "messageId": str(control.answer_id)}))
     replay.store().started(session_id, control.turn, control.stop)
     try:
-        await _reply(context, claim, transcript, ledger, started, control)
+        if paused is None:
+            await _reply(context, claim, transcript, ledger, started, control)
+        else:
+            await _go_on(context, claim, transcript, ledger, started, control, *paused)
     except Stopped:
         await _stopped(context, claim, transcript, ledger, started, control)
 
@@ -185,6 +229,9 @@ async def _reply(context: TurnContext, claim: TurnClaim, transcript: Transcript,
         answer = await control.interruptible(
             respond(context, transcript, ledger, history=history, message=context.message, system_prompt=system_prompt)
         )
+        if isinstance(answer, llm.ReplyPaused):
+            await _pause(context, claim, transcript, ledger, started, control, answer, system_prompt, user_message=claim.user_message)
+            return
     text, verifications = answer.text, []
     if context.on("verifyResponse"):
         tools = toolset(context, ledger, transcript, history=history)
@@ -207,6 +254,126 @@ async def _reply(context: TurnContext, claim: TurnClaim, transcript: Transcript,
         titled = title is not None
     if titled:
         emit(TurnEvent("title", {"sessionId": str(session_id), "title": title}))
+
+
+async def _go_on(
+    context: TurnContext,
+    claim: TurnClaim,
+    transcript: Transcript,
+    ledger: Ledger,
+    started: float,
+    control: Control,
+    state: dict[str, Any],
+    decided: dict[str, tuple[bool, str]],
+) -> None:
+    """The rest of a paused turn: its decided calls run (or are refused), the model goes on."""
+    tools = toolset(context, ledger, transcript, history=[], with_approvals=True)
+    events = llm.continue_reply(
+        model=context.model,
+        system_prompt=state["systemPrompt"],
+        messages=llm.messages_from_json(state["messages"]),
+        decided=decided,
+        round_trips=state["roundTrips"],
+        tools=tools,
+        max_round_trips=settings.CHAT_TOOL_MAX_ROUND_TRIPS,
+        on_text=transcript.delta,
+        text_so_far=state["text"],
+    )
+    model_started = time.perf_counter()
+    answer = await control.interruptible(finished(events, context.model))
+    trace(transcript.emit, context, ledger.add("model", answer.model, answer.usage, ms_since(model_started)))
+    if isinstance(answer, llm.ReplyPaused):
+        await _pause(context, claim, transcript, ledger, started, control, answer, state["systemPrompt"])
+        return
+    citations = transcript.citations.items if transcript.citations.searched else None
+    await _finish(claim, control, ledger, started, text=answer.text, model=answer.model, verifications=[], citations=citations)
+    await on_db_thread(paused_turn_done)(message_id=control.answer_id)
+    transcript.stored = True
+    done = {
+        "success": True,
+        "response": answer.text,
+        "sessionId": str(claim.session_id),
+        "messageId": str(control.answer_id),
+        "usage": ledger.usage(),
+    }
+    if citations is not None:
+        done["citations"] = citations
+    transcript.emit(TurnEvent("done", done))
+    if not claim.title:
+        title = await title_session(session_id=claim.session_id, question=context.message, answer=answer.text)
+        if title is not None:
+            transcript.emit(TurnEvent("title", {"sessionId": str(claim.session_id), "title": title}))
+
+
+async def _pause(
+    context: TurnContext,
+    claim: TurnClaim,
+    transcript: Transcript,
+    ledger: Ledger,
+    started: float,
+    control: Control,
+    answer: llm.ReplyPaused,
+    system_prompt: str,
+    *,
+    user_message: Any = None,
+) -> None:
+    """The model asked for calls that wait for a person: store the answer so far and what the turn
+    needs to go on, tell the client which approvals it waits for, and end the stream."""
+    calls = [
+        {
+            "callId": call.id,
+            "toolId": approval["toolId"],
+            "function": call.name,
+            "arguments": _arguments_of(call.arguments),
+            "timeoutSeconds": approval["timeoutSeconds"],
+            "approverRoles": approval["approverRoles"],
+        }
+        for call, approval in answer.pending
+    ]
+    earlier = control.continued or {}
+    state = {
+        "request": orjson.loads(orjson.dumps(context.request, default=str)),
+        "userMessageId": str(user_message.pk) if user_message is not None else earlier.get("userMessageId", ""),
+        "systemPrompt": system_prompt,
+        "messages": llm.messages_to_json(answer.messages),
+        "roundTrips": answer.round_trips,
+        "text": answer.text,
+        "calls": [[model, usage.input_tokens, usage.output_tokens, usage.requests] for model, usage in ledger.calls],
+        "traces": ledger.traces,
+        "citations": {"items": transcript.citations.items, "searched": transcript.citations.searched},
+        "durationMs": earlier.get("durationMs", 0) + ms_since(started),
+        "lastEvent": control.turn.last + len(calls) + 1,  # the approvals, then `done`
+    }
+    paused, approvals = pause_records(
+        session_id=claim.session_id, message_id=control.answer_id, state=state, calls=calls, now=timezone.now()
+    )
+    citations = transcript.citations.items if transcript.citations.searched else None
+    record = _answer_record(claim, control, ledger, started, text=answer.text, model=answer.model, citations=citations)
+    await _stored(turn_pause, paused=paused, approvals=approvals, answer=record, continued=control.continued is not None)
+    transcript.stored = True
+    for approval in approvals:
+        wire = ToolApprovalSerializer(approval).data
+        transcript.emit(TurnEvent("approval", {key: wire[key] for key in ("approvalId", "toolId", "function", "arguments", "expiresAt")}))
+    done = {
+        "success": True,
+        "response": answer.text,
+        "sessionId": str(claim.session_id),
+        "messageId": str(control.answer_id),
+        "usage": ledger.usage(),
+        "status": "awaiting_approval",
+        "pendingApprovals": [str(approval.approval_id) for approval in approvals],
+    }
+    if citations is not None:
+        done["citations"] = citations
+    transcript.emit(TurnEvent("done", done))
+
+
+def _arguments_of(text: str) -> dict[str, Any]:
+    try:
+        arguments = orjson.loads(text or "{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
 
 
 async def _stopped(
@@ -255,7 +422,7 @@ async def _with_chosen_directives(context: TurnContext, ledger: Ledger, emit: Em
 async def _wait_for_ticket(context: TurnContext, claim: TurnClaim) -> TurnClaim:
     """The claim once this turn may start: earlier turns of the session have finished."""
     delay = 0.01
-    while claim.user_message is None:
+    while not claim.served:
         # Another turn of this session runs (possibly in another process): poll its hand-over.
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.25)
@@ -281,7 +448,7 @@ async def _stored(function: Callable[..., T], **kwargs: Any) -> T:
         delay = min(delay * 2, 1.0)
 
 
-async def _finish(
+def _answer_record(
     claim: TurnClaim,
     control: Control,
     ledger: Ledger,
@@ -289,31 +456,48 @@ async def _finish(
     *,
     text: str,
     model: str,
-    verifications: list[dict[str, Any]],
+    verifications: list[dict[str, Any]] | None = None,
     title: str | None = None,
     error: dict[str, str] | None = None,
     citations: list[dict[str, Any]] | None = None,
     stop_reason: str | None = None,
-) -> bool:
+) -> dict[str, Any]:
+    """What storing the answer takes: turn_finish's arguments, or turn_finish_continued's for a
+    turn that goes on after approvals (its answer stored when it paused)."""
+    common = {
+        "answer_id": control.answer_id,
+        "session_id": claim.session_id,
+        "ticket": claim.ticket,
+        "text": text,
+        "usage": ledger.usage(),
+        "traces": ledger.traces,
+        "error": error,
+        "citations": citations,
+        "stop_reason": stop_reason,
+    }
+    earlier = control.continued
+    if earlier is None:
+        return {
+            **common,
+            "user_id": claim.user_id,
+            "model": model,
+            "verifications": verifications or [],
+            "execution_duration": ms_since(started),
+            "title": title,
+        }
+    # The session's totals count what the turn used before it paused already.
+    added = usage_fields(ledger.calls[len(earlier["calls"]) :])
+    return {**common, "added_usage": added, "execution_duration": earlier["durationMs"] + ms_since(started)}
+
+
+async def _finish(claim: TurnClaim, control: Control, ledger: Ledger, started: float, **answer: Any) -> bool:
     """Store the answer and hand the session on; whether the title was stored."""
+    record = _answer_record(claim, control, ledger, started, **answer)
     try:
-        _, titled = await _stored(
-            turn_finish,
-            answer_id=control.answer_id,
-            session_id=claim.session_id,
-            ticket=claim.ticket,
-            user_id=claim.user_id,
-            text=text,
-            model=model,
-            usage=ledger.usage(),
-            traces=ledger.traces,
-            verifications=verifications,
-            execution_duration=ms_since(started),
-            title=title,
-            error=error,
-            citations=citations,
-            stop_reason=stop_reason,
-        )
+        if control.continued is not None:
+            await _stored(turn_finish_continued, **record)
+            return False
+        _, titled = await _stored(turn_finish, **record)
     except IntegrityError:
         titled = False  # an earlier try committed before its connection went
     except (OperationalError, InterfaceError) as exc:
@@ -329,7 +513,7 @@ async def _fail(
         logger.info("after the answer of session %s: %s", claim.session_id, failed.error["message"])
         return
     transcript.emit(failed.event)
-    if claim.user_message is None or not failed.store:
+    if not claim.served or not failed.store:
         return  # nothing of this turn was stored, or the database is gone: the lease runs out
     try:
         await _finish(claim, control, ledger, started, text=transcript.text, model=context.model, verifications=[], error=failed.error)

@@ -107,7 +107,7 @@ async def test_resume_of_a_session_with_nothing_running_or_kept_is_204(app, asyn
     await wait_for_running_turns()
     # Kept for CHAT_STREAM_REPLAY_SECONDS after it ended: replayed whole.
     kept = await alice.request("GET", f"/api/chat/sessions/{session_id}/stream")
-    assert [event for event, _ in parse_sse(await kept.read())][0] == "session"
+    assert next(event for event, _ in parse_sse(await kept.read())) == "session"
 
     other = await ChatSession.objects.acreate(user_id=(await _user("alice")).pk, chat_app_id="support", agent_id="helper")
     idle = await alice.request("GET", f"/api/chat/sessions/{other.pk}/stream")
