@@ -318,7 +318,8 @@ def store() -> Store:
     if found is None:
         cache = caches["default"]
         if isinstance(cache, redis_cache.RedisCache):
-            found = RedisStore(cache.async_write_client(), cache.async_write_client(max_connections=FOLLOWERS_MAX))
+            followers = cache.async_write_client(max_connections=FOLLOWERS_MAX, blocking_seconds=FOLLOW_BLOCK_MS / 1000)
+            found = RedisStore(cache.async_write_client(), followers)
         else:
             found = Store()
         _stores[loop] = found

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 
 from chat.models import ChatMessage, ToolApproval
 from tests.conftest import bearer_token
@@ -44,6 +45,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 def env(redis_url: str, openai_server: Any, transactional_db: None) -> dict[str, str]:
+    redis.Redis.from_url(redis_url).flushdb()  # the processes' cached users and definitions of an earlier test's database
     tool = ToolDefinitionFactory(tool_id="adder@1", approval={"required": True})
     ChatAppFactory(chat_app_id="support", agent=AgentFactory(agent_id="helper", foundation_model="openai:test-model", tool_ids=[tool.pk]))
     return {
@@ -73,22 +75,26 @@ def events_of(response: httpx.Response) -> Iterator[dict[str, Any]]:
 def start_turn(server: ServerProcess, count: int) -> list[dict[str, Any]]:
     """Start a turn on `server` and read its first `count` events, then leave (a reload)."""
     seen = []
-    with httpx.Client(base_url=server.url, headers=ALICE, timeout=30) as client:
-        with client.stream("POST", "/api/chat/converse", json=BODY, headers={"Accept": "text/event-stream"}) as response:
-            assert response.status_code == 200, response.read()
-            for event in events_of(response):
-                seen.append(event)
-                if len(seen) == count:
-                    break
+    with (
+        httpx.Client(base_url=server.url, headers=ALICE, timeout=30) as client,
+        client.stream("POST", "/api/chat/converse", json=BODY, headers={"Accept": "text/event-stream"}) as response,
+    ):
+        assert response.status_code == 200, response.read()
+        for event in events_of(response):
+            seen.append(event)
+            if len(seen) == count:
+                break
     return seen
 
 
 def follow(server: ServerProcess, session_id: str, last_event_id: str | None = None) -> list[dict[str, Any]]:
     headers = {"Accept": "text/event-stream", **({"Last-Event-ID": last_event_id} if last_event_id else {})}
-    with httpx.Client(base_url=server.url, headers=ALICE, timeout=60) as client:
-        with client.stream("GET", f"/api/chat/sessions/{session_id}/stream", headers=headers) as response:
-            assert response.status_code == 200, response.read()
-            return list(events_of(response))
+    with (
+        httpx.Client(base_url=server.url, headers=ALICE, timeout=60) as client,
+        client.stream("GET", f"/api/chat/sessions/{session_id}/stream", headers=headers) as response,
+    ):
+        assert response.status_code == 200, response.read()
+        return list(events_of(response))
 
 
 def numbers(events: list[dict[str, Any]]) -> list[int]:
@@ -112,16 +118,21 @@ def test_a_turn_started_on_one_process_is_resumed_on_the_other_with_no_event_los
 
 def test_a_turn_running_on_one_process_is_stopped_from_the_other_within_two_seconds(env, openai_server):
     openai_server.script([Reply(chunks=WORDS * 10, token_delay=0.03)])  # eighteen seconds if nobody stops it
-    with asgi_server(env) as first, asgi_server(env) as second, httpx.Client(headers=ALICE, timeout=30) as client:
-        with client.stream("POST", f"{first.url}/api/chat/converse", json=BODY, headers={"Accept": "text/event-stream"}) as response:
-            events = events_of(response)
-            session = next(events)["data"]
-            next(events)
-            asked = time.monotonic()
-            stop = client.post(f"{second.url}/api/chat/sessions/{session['sessionId']}/stop", json={})
-            assert stop.json() == {"success": True, "stopped": True}
-            done = next(event for event in events if event["event"] == "done")
-            assert time.monotonic() - asked < 2
+    with (
+        asgi_server(env) as first,
+        asgi_server(env) as second,
+        httpx.Client(headers=ALICE, timeout=30) as client,
+        client.stream("POST", f"{first.url}/api/chat/converse", json=BODY, headers={"Accept": "text/event-stream"}) as response,
+    ):
+        assert response.status_code == 200, response.read()
+        events = events_of(response)
+        session = next(events)["data"]
+        next(events)
+        asked = time.monotonic()
+        stop = client.post(f"{second.url}/api/chat/sessions/{session['sessionId']}/stop", json={})
+        assert stop.json() == {"success": True, "stopped": True}
+        done = next(event for event in events if event["event"] == "done")
+        assert time.monotonic() - asked < 2
     assert done["data"]["stopped"] is True
     stored = ChatMessage.objects.get(pk=session["messageId"])
     assert stored.stop_reason == "user" and stored.message == done["data"]["response"]
