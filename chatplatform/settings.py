@@ -492,8 +492,9 @@ CHAT_MODEL_IDLE_TIMEOUT = _float_env("CHAT_MODEL_IDLE_TIMEOUT", 60.0)
 CHAT_OFFLINE_TOKEN_DELAY_MS = _int_env("CHAT_OFFLINE_TOKEN_DELAY_MS", 20, minimum=0)
 # Turns that may wait on one WebSocket behind the one running; more are refused at once (docs/faults.md).
 CHAT_WS_MAX_QUEUED_TURNS = _int_env("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
-# How long a turn's events stay replayable after it ends (docs/api.md, "Resume, stop and approvals").
-CHAT_STREAM_REPLAY_SECONDS = _int_env("CHAT_STREAM_REPLAY_SECONDS", 600, minimum=1)
+# How long a turn's events stay replayable after it ends (docs/api.md, "Events"); 0 keeps none in
+# Redis (resume then reaches only the turns of the process a client reconnects to).
+CHAT_STREAM_REPLAY_SECONDS = _int_env("CHAT_STREAM_REPLAY_SECONDS", 600, minimum=0)
 # On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).
 CHAT_SHUTDOWN_GRACE_SECONDS = _float_env("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
 # The bearer token a Prometheus scraper sends to /metrics; admins may read it without (chatplatform.metrics).

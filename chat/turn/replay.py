@@ -3,13 +3,15 @@ after a reload, a second tab, another device (docs/api.md, "Resume, stop and app
 
 In the process that runs a turn, its events are a `Turn` (chat.turn.events): readers there follow
 it directly. With REDIS_URL every event is also appended to a Redis stream per turn
-(`chat:turn:<messageId>`, entry ids `0-<n>`), written in batches (one round trip for the events
-of a moment, not one per token), and kept for CHAT_STREAM_REPLAY_SECONDS after the turn ends; a
-reader in another process replays the stream after its event id, then follows it with blocking
-reads. `chat:turns:session:<sessionId>` names the session's latest turn; `chat:turns:alive:<id>`
-lives while the turn runs (renewed with its lease), so a reader of a turn whose process died
-hears so instead of waiting for ever. A stop travels on the channel `chat:turns:control`, which
-every process that runs turns listens to.
+(`chat:turn:<messageId>`, entry `<n>-0` for event n, `<n>-1` marking the end after event n),
+written in batches (one round trip for the events of a moment, not one per token), and kept for
+CHAT_STREAM_REPLAY_SECONDS after the turn ends. Another process mirrors a turn its clients follow:
+one read of the stream so far, then one blocking read per process for every turn it mirrors
+(`Follower`), each mirror a Turn its readers read as the running process's readers do.
+`chat:turns:session:<sessionId>` names the session's latest turn; `chat:turns:alive:<id>` lives
+while the turn runs (renewed with its lease), so the mirror of a turn whose process died ends
+instead of waiting for ever. A stop travels on the channel `chat:turns:control`, which every
+process that runs turns listens to.
 
 Without Redis (the embedded default: one process) the kept Turns are the store.
 """
@@ -34,9 +36,10 @@ from chatplatform import redis_cache
 logger = logging.getLogger(__name__)
 
 ALIVE_SECONDS = 45  # a turn renews its mark every 10 s (its lease's period); three missed renewals: it is gone
-FOLLOW_BLOCK_MS = 5000  # a remote reader's blocking read; between two it checks the turn is alive
+FOLLOW_BLOCK_MS = 5000  # the follower's blocking read; after a quiet one it checks the followed turns are alive
 CONTROL_CHANNEL = "chat:turns:control"
-FOLLOWERS_MAX = 2000  # readers following turns of other processes at once, per process
+END = "_end"  # the type of the entry that ends a turn's stream
+STORE_CONNECTIONS = 500
 
 
 def _stream_key(message_id: str) -> str:
@@ -52,7 +55,7 @@ def _alive_key(message_id: str) -> str:
 
 
 class Reader(Protocol):
-    """What the transports read a turn through: a TurnReader, or a RemoteReader of another process's turn."""
+    """What the transports read a turn through (a TurnReader, of a turn or of its mirror)."""
 
     @property
     def message_id(self) -> str: ...
@@ -140,11 +143,11 @@ def _after(last_event_id: str | None, message_id: str) -> int:
 class RedisStore(Store):
     """The local store, with every event also in Redis for the readers of other processes."""
 
-    def __init__(self, client: Any, followers: Any) -> None:
+    def __init__(self, client: Any, following: Any) -> None:
         super().__init__()
         self.client = client
-        self.followers = followers  # blocking reads hold a connection each: a pool of their own
-        self.waiting: list[tuple[str, TurnEvent | None, str]] = []  # (messageId, event or the end, sessionId)
+        self.follower = Follower(client, following)
+        self.waiting: list[tuple[str, TurnEvent | None, str, int]] = []  # (messageId, event or the end, sessionId, last n)
         self.writer: asyncio.Task[None] | None = None
         self.listener: asyncio.Task[None] | None = None
 
@@ -157,7 +160,7 @@ class RedisStore(Store):
             if event is not None and event.type == "session":
                 session_of["id"] = event.data["sessionId"]
             if turn.message_id:
-                self.waiting.append((turn.message_id, event, session_of.get("id", "")))
+                self.waiting.append((turn.message_id, event, session_of.get("id", ""), turn.last))
                 if self.writer is None:
                     self.writer = self.loop.create_task(self._write(), name="turn-events-writer")
 
@@ -171,16 +174,17 @@ class RedisStore(Store):
                 batch, self.waiting = self.waiting, []
                 pipe = self.client.pipeline(transaction=False)
                 keep, alive = settings.CHAT_STREAM_REPLAY_SECONDS, ALIVE_SECONDS
-                for message_id, event, session_id in batch:
+                for message_id, event, session_id, last in batch:
                     key = _stream_key(message_id)
                     if event is None:
+                        pipe.xadd(key, {"t": END}, id=f"{last}-1")
                         pipe.expire(key, keep)
                         pipe.delete(_alive_key(message_id))
                         if session_id:
                             pipe.expire(_latest_key(session_id), keep)
                         continue
                     fields = {"t": event.type, "d": orjson.dumps(event.data), "s": event.status}
-                    pipe.xadd(key, fields, id=f"0-{event.n}")
+                    pipe.xadd(key, fields, id=f"{event.n}-0")
                     if event.type == "session":
                         # Until it ends the turn's keys live at least as long as it may pause for a person.
                         pipe.expire(key, keep + 86400)
@@ -210,9 +214,8 @@ class RedisStore(Store):
         message_id = message_id.decode() if isinstance(message_id, bytes) else str(message_id)
         if local is not None and self.latest.get(str(session_id)) == message_id:
             return local
-        if not await self.client.exists(_stream_key(message_id)):
-            return None
-        return RemoteReader(self.followers, message_id, _after(last_event_id, message_id))
+        mirror = await self.follower.mirror(message_id)
+        return None if mirror is None else mirror.reader(_after(last_event_id, message_id))
 
     async def stop(self, session_id: uuid.UUID) -> bool:
         if await super().stop(session_id):
@@ -250,62 +253,107 @@ class RedisStore(Store):
                 await asyncio.sleep(1)
 
     async def close(self) -> None:
-        if self.listener is not None:
-            self.listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.listener
+        for task in (self.listener, self.follower.task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
 
-class RemoteReader:
-    """A turn of another process, read from its Redis stream: what is kept, then what comes."""
+class Follower:
+    """This process's mirrors of turns other processes run: a Turn per followed turn, filled from
+    its Redis stream by one blocking read for all of them (`following`: a client whose commands may
+    block), so that a thousand readers cost one round trip per batch of events, not a thousand."""
 
-    def __init__(self, client: Any, message_id: str, after: int) -> None:
-        self.client, self.message_id, self.after = client, message_id, after
-        self.closed = False
+    def __init__(self, client: Any, following: Any) -> None:
+        self.client, self.following = client, following
+        self.mirrors: dict[str, Turn] = {}  # messageId → its mirror, while the turn runs
+        self.positions: dict[str, Any] = {}  # messageId → the id of the last entry read
+        self.task: asyncio.Task[None] | None = None
+        self.wake_key = f"chat:turns:wake:{uuid.uuid4()}"
 
-    def close(self) -> None:
-        self.closed = True
-
-    def __aiter__(self) -> AsyncIterator[TurnEvent]:
-        return self._each()
-
-    async def _each(self) -> AsyncIterator[TurnEvent]:
-        try:
-            while (events := await self.batch()) is not None:
-                for event in events:
-                    yield event
-        finally:
-            self.close()
-
-    async def batch(self, quiet_after: float | None = None) -> list[TurnEvent] | None:
-        if self.closed:
+    async def mirror(self, message_id: str) -> Turn | None:
+        """The mirror of a turn, filled with what it emitted so far; None when nothing of it is kept."""
+        mirror = self.mirrors.get(message_id)
+        if mirror is not None:
+            return mirror
+        entries = await self.client.xrange(_stream_key(message_id), "-", "+")
+        if not entries:
             return None
-        key = _stream_key(self.message_id)
-        block = FOLLOW_BLOCK_MS if quiet_after is None else min(FOLLOW_BLOCK_MS, int(quiet_after * 1000))
-        while True:
-            events = await self._read(key, block)
-            if events:
-                return events
-            if not await self.client.exists(_alive_key(self.message_id)):
-                # The turn has ended (or its process died): what it wrote before its end is there now.
-                self.closed = True
-                return await self._read(key, None) or None
-            if quiet_after is not None:
-                return []
+        mirror = self.mirrors.get(message_id)  # another reader made it meanwhile
+        if mirror is not None:
+            return mirror
+        mirror = Turn(first=_n(entries[0][0]))
+        mirror.message_id = message_id
+        for position, (entry_id, fields) in enumerate(entries, start=1):
+            # The end of a run that paused for approvals and went on is not the turn's end.
+            if position == len(entries) or _text(fields.get(b"t", fields.get("t"))) != END:
+                _apply(mirror, entry_id, fields)
+        if not mirror.ended:
+            self.mirrors[message_id], self.positions[message_id] = mirror, entries[-1][0]
+            if self.task is None or self.task.done():
+                self.task = asyncio.get_running_loop().create_task(self._follow(), name="turn-follower")
+            else:
+                await self.client.xadd(self.wake_key, {"w": 1}, maxlen=1)  # the blocking read takes the new stream now
+        return mirror
 
-    async def _read(self, key: str, block: int | None) -> list[TurnEvent]:
-        answer = await self.client.xread({key: f"0-{self.after}"}, block=block, count=1000)
-        events = [_event(entry_id, fields) for entry_id, fields in (answer[0][1] if answer else [])]
-        if events:
-            self.after = events[-1].n
-        return events
+    async def _follow(self) -> None:
+        """Read every mirrored stream's new entries, blocking until some come; end the mirrors of
+        turns that ended, or whose process died (their mark of life gone)."""
+        wake = "$"
+        while self.mirrors:
+            streams = {_stream_key(message_id): self.positions[message_id] for message_id in self.mirrors}
+            try:
+                answer = await self.following.xread({**streams, self.wake_key: wake}, block=FOLLOW_BLOCK_MS, count=1000)
+            except Exception:
+                logger.warning("following turns of other processes failed; trying again in 1 s", exc_info=True)
+                await asyncio.sleep(1)
+                continue
+            for key, entries in answer or []:
+                key = key.decode() if isinstance(key, bytes) else key
+                if key == self.wake_key:
+                    wake = entries[-1][0]
+                    continue
+                message_id = key.removeprefix("chat:turn:")
+                mirror = self.mirrors.get(message_id)
+                if mirror is None:
+                    continue
+                for entry_id, fields in entries:
+                    _apply(mirror, entry_id, fields)
+                self.positions[message_id] = entries[-1][0]
+            if not answer:
+                await self._end_the_dead()
+            for message_id in [message_id for message_id, mirror in self.mirrors.items() if mirror.ended]:
+                del self.mirrors[message_id], self.positions[message_id]
+
+    async def _end_the_dead(self) -> None:
+        """A quiet spell: end the mirrors of turns whose process died without ending them."""
+        for message_id, mirror in list(self.mirrors.items()):
+            if not await self.client.exists(_alive_key(message_id)):
+                rest = await self.client.xrange(_stream_key(message_id), f"({_text(self.positions[message_id])}", "+")
+                for entry_id, fields in rest:
+                    _apply(mirror, entry_id, fields)
+                mirror.emit(None)
 
 
-def _event(entry_id: Any, fields: dict[Any, Any]) -> TurnEvent:
-    decoded = {(k.decode() if isinstance(k, bytes) else k): v for k, v in fields.items()}
-    n = int((entry_id.decode() if isinstance(entry_id, bytes) else entry_id).split("-")[1])
-    kind = decoded["t"].decode() if isinstance(decoded["t"], bytes) else decoded["t"]
-    return TurnEvent(kind, orjson.loads(decoded["d"]), int(decoded.get("s") or 200), n)
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _n(entry_id: Any) -> int:
+    return int(_text(entry_id).split("-")[0])
+
+
+def _apply(mirror: Turn, entry_id: Any, fields: dict[Any, Any]) -> None:
+    """An entry of a turn's stream, emitted on its mirror: an event, or the end."""
+    decoded = {_text(key): value for key, value in fields.items()}
+    kind = _text(decoded["t"])
+    if kind == END:
+        mirror.emit(None)
+        return
+    if _n(entry_id) != mirror.last + 1:  # written twice (a retried batch): once is enough
+        return
+    mirror.emit(TurnEvent(kind, orjson.loads(decoded["d"]), int(decoded.get("s") or 200)))
 
 
 # One store per event loop: its Turns, and its Redis connections, belong to the loop that made them.
@@ -317,9 +365,10 @@ def store() -> Store:
     found = _stores.get(loop)
     if found is None:
         cache = caches["default"]
-        if isinstance(cache, redis_cache.RedisCache):
-            followers = cache.async_write_client(max_connections=FOLLOWERS_MAX, blocking_seconds=FOLLOW_BLOCK_MS / 1000)
-            found = RedisStore(cache.async_write_client(), followers)
+        if isinstance(cache, redis_cache.RedisCache) and settings.CHAT_STREAM_REPLAY_SECONDS > 0:
+            following = cache.async_write_client(max_connections=2, blocking_seconds=FOLLOW_BLOCK_MS / 1000)
+            # Resumes come in bursts (a deploy reconnects every tab at once): they do not wait for a connection.
+            found = RedisStore(cache.async_write_client(max_connections=STORE_CONNECTIONS), following)
         else:
             found = Store()
         _stores[loop] = found
