@@ -1,6 +1,7 @@
 """The chat app's models, gathered from its feature packages: one app label (`chat`), so the tables,
 the user model (`AUTH_USER_MODEL = "chat.ChatUser"`) and the admin's URLs stay where they are."""
 
+from chat.approvals.models import ApprovalStatus, PausedTurn, ToolApproval
 from chat.chat_apps.models import ApplyRulesAs, ChatApp, ChatAppMode
 from chat.feedback.models import (
     ChatSessionFeedback,
@@ -22,6 +23,7 @@ from chat.widgets.models import WidgetData
 __all__ = [
     "AnalysisStatus",
     "ApplyRulesAs",
+    "ApprovalStatus",
     "ChatApp",
     "ChatAppMode",
     "ChatFile",
@@ -38,8 +40,10 @@ __all__ = [
     "FeedbackType",
     "InvocationMode",
     "MessageSource",
+    "PausedTurn",
     "SessionInsight",
     "SessionStatus",
+    "ToolApproval",
     "TurnSource",
     "UserType",
     "WebhookAttempt",

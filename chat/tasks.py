@@ -6,8 +6,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.utils import timezone
 
+from chat import turn
+from chat.approvals.services import approvals_expire
 from chat.chat_apps.services import mock_records_cleanup
 from chat.insights import analysis as insights
 from chat.turn import completion
@@ -36,6 +39,20 @@ def recover_stalled_work() -> dict[str, int]:
     for session_id in stalled:
         analyze_session.enqueue(str(session_id))
     return {"analyses": len(stalled)}
+
+
+@periodic("expire_approvals")
+def expire_approvals() -> dict[str, int]:
+    """Deny the tool calls no person decided in time (docs/api.md, "Approvals"); their turns go on, here."""
+    ready = approvals_expire()
+    for message_id in ready:
+        async_to_sync(_go_on_to_the_end)(message_id)
+    return {"turns": len(ready)}
+
+
+async def _go_on_to_the_end(message_id: uuid.UUID) -> None:
+    await turn.go_on(message_id)
+    await turn.wait_for_running_turns()
 
 
 @periodic("cleanup_mock_records")

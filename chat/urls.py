@@ -4,6 +4,7 @@ from django.urls import path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
 from chat.doors.converse import ConverseView
+from chat.doors.sessions import ApprovalDecisionView, ApprovalsView, SessionStopView, SessionStreamView
 from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
 from chat.files.views import FileViewSet
 from chat.insights.views import InsightsAdminViewSet
@@ -21,6 +22,10 @@ chat_urlpatterns = [
     path("sessions", SessionViewSet.as_view({"get": "list"}), name="chat-sessions"),
     path("sessions/<str:sessionId>/messages", SessionViewSet.as_view({"get": "messages"}), name="chat-session-messages"),
     path("sessions/<str:sessionId>/title", SessionViewSet.as_view({"post": "title"}), name="chat-session-title"),
+    path("sessions/<str:sessionId>/stream", SessionStreamView.as_view(), name="chat-session-stream"),
+    path("sessions/<str:sessionId>/stop", SessionStopView.as_view(), name="chat-session-stop"),
+    path("sessions/<str:sessionId>/approvals", ApprovalsView.as_view(), name="chat-session-approvals"),
+    path("sessions/<str:sessionId>/approvals/<str:approvalId>", ApprovalDecisionView.as_view(), name="chat-session-approval"),
     path("sessions/<str:sessionId>/feedback", FeedbackViewSet.as_view({"get": "for_session"}), name="chat-session-feedback"),
     path("feedback", FeedbackViewSet.as_view({"post": "create"}), name="chat-feedback"),
     # issue 21: the token-to-cookie exchange (CONTRACT §13) and the files attached to messages

@@ -166,6 +166,26 @@ def condition_holds(expression: str, activation: Mapping[str, Any]) -> bool:
     return isinstance(result, _celpy()[0].celtypes.BoolType) and bool(result)
 
 
+def approval_required(rule: Mapping[str, Any] | None, *, user: Mapping[str, Any], arguments: Mapping[str, Any], tool_id: str) -> bool:
+    """Whether a tool call waits for a person (docs/api.md, "Approvals"): the tool's `approval.required`,
+    true, or a condition over `user.*`, `customData.*`, `args.*` and `tool.toolId`. A condition
+    that cannot be decided (an error, or past its budget) requires the approval."""
+    if not rule:
+        return False
+    required = rule.get("required")
+    if not isinstance(required, str):
+        return required is True
+    celpy, _ = _celpy()
+    activation = {**activation_for(user), "args": celpy.json_to_cel(dict(arguments)), "tool": celpy.json_to_cel({"toolId": tool_id})}
+    try:
+        program = compile_condition(required)
+        result = _run_within(program, activation, settings.CHAT_ACCESS_RULE_BUDGET_MS / 1000)
+    except Exception:
+        logger.warning("the approval condition of tool %s could not be decided; the call waits for a person", tool_id, exc_info=True)
+        return True
+    return not (isinstance(result, celpy.celtypes.BoolType) and not bool(result))
+
+
 class AccessRules:
     """Access rules checked for one user (`user`: wire fields userId, email, ..., customData).
 

@@ -45,17 +45,20 @@ class RedisCache(django_redis.RedisCache):
         super().__init__(server, params)
         self._class = _SharedClient
 
-    def async_write_client(self) -> redis.asyncio.Redis:
+    def async_write_client(self, max_connections: int = ASYNC_MAX_CONNECTIONS, blocking_seconds: float = 0) -> redis.asyncio.Redis:
         """A new redis.asyncio client of the server this cache writes to. Its connections belong to
-        the event loop that opens them: keep one per loop (`ratelimit` does, with its counter)."""
+        the event loop that opens them: keep one per loop (`ratelimit` does, with its counter).
+        `blocking_seconds`: how long a command may block (XREAD BLOCK) on top of a round trip."""
         import redis.asyncio
 
         server = self._cache._servers[self._cache._get_connection_pool_index(True)]
         # Django's pool options name its sync parser class; redis.asyncio picks its own. Past its
         # bound a blocking pool waits for a free connection (redis.asyncio's default one raises).
         options = {name: value for name, value in self._cache._pool_options.items() if name != "parser_class"}
-        options.setdefault("max_connections", ASYNC_MAX_CONNECTIONS)
+        options.setdefault("max_connections", max_connections)
         # Waiting for a free connection is bounded like a round trip: a frozen Redis holds them all.
         wait = options.get("socket_timeout") or 10
+        if blocking_seconds and options.get("socket_timeout"):
+            options["socket_timeout"] += blocking_seconds
         pool = redis.asyncio.BlockingConnectionPool.from_url(server, timeout=wait, **options)
         return redis.asyncio.Redis(connection_pool=pool)

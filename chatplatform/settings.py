@@ -379,6 +379,9 @@ CHAT_MODEL_IDLE_TIMEOUT = env_float("CHAT_MODEL_IDLE_TIMEOUT", 60.0)
 CHAT_OFFLINE_TOKEN_DELAY_MS = env_int("CHAT_OFFLINE_TOKEN_DELAY_MS", 20, minimum=0)
 # Turns that may wait on one WebSocket behind the one running; more are refused at once (docs/faults.md).
 CHAT_WS_MAX_QUEUED_TURNS = env_int("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
+# How long a turn's events stay replayable after it ends (docs/api.md, "Events"); 0 keeps none in
+# Redis (resume then reaches only the turns of the process a client reconnects to).
+CHAT_STREAM_REPLAY_SECONDS = env_int("CHAT_STREAM_REPLAY_SECONDS", 600, minimum=0)
 # On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).
 CHAT_SHUTDOWN_GRACE_SECONDS = env_float("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
 # The bearer token a Prometheus scraper sends to /metrics; admins may read it without (chatplatform.metrics).
@@ -431,7 +434,13 @@ CHAT_TASK_BACKOFF_SECONDS = env_float("CHAT_TASK_BACKOFF_SECONDS", 10.0)
 # Seconds between runs of each periodic job (a JSON object overrides some of them).
 CHAT_PERIODIC_JOBS = env_seconds(
     "CHAT_PERIODIC_JOBS",
-    {"complete_idle_sessions": 60.0, "recover_stalled_work": 60.0, "cleanup_mock_records": 86400.0, "prune_task_records": 86400.0},
+    {
+        "complete_idle_sessions": 60.0,
+        "recover_stalled_work": 60.0,
+        "cleanup_mock_records": 86400.0,
+        "prune_task_records": 86400.0,
+        "expire_approvals": 60.0,
+    },
 )
 # Webhook deliveries (README "Background worker, webhooks, session insights"): the time limit of
 # one attempt, the first retry's delay (doubled each time, ±25 %, at most an hour), how long a

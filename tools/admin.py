@@ -22,7 +22,7 @@ from tools.models import ExecutionType, ToolDefinition
 from tools.serializers import definition_from_model_values, field_sources
 from tools.validation import REDACTED, SUPPORTED_AGENT_FRAMEWORKS, VARIANT_FIELDS, ToolInvalid
 
-_JSON_FIELDS = ("supported_agent_frameworks", "function_schema", "tags", "access_rules")
+_JSON_FIELDS = ("supported_agent_frameworks", "function_schema", "tags", "access_rules", "approval")
 _AUTH_FORM_FIELDS = {"clientId": "auth_client_id", "clientSecret": "auth_client_secret", "tokenUrl": "auth_token_url"}
 # Wire paths of the validator's issues that are not one-to-one model fields → form fields.
 _EXTRA_FORM_FIELDS = {
@@ -65,6 +65,7 @@ class ToolDefinitionForm(AdminForm):
             "deprecation_date",
             "migration_path",
             "access_rules",
+            "approval",
             "tags",
             "test_type",
         )
@@ -149,7 +150,7 @@ class ToolDefinitionAdmin(admin.ModelAdmin):
         (f"{ExecutionType.MCP.label} (executionType mcp)", {"fields": ("url", "auth_client_id", "auth_client_secret", "auth_token_url")}),
         (f"{ExecutionType.INLINE.label} (executionType inline)", {"fields": ("code",)}),
         ("Lifecycle", {"fields": ("lifecycle_status", "deprecation_date", "migration_path")}),
-        ("Access, tags, tests", {"fields": ("access_rules", "tags", "test_type")}),
+        ("Access, approval, tags, tests", {"fields": ("access_rules", "approval", "tags", "test_type")}),
         ("Audit", {"fields": ("created_by", "created_at", "last_modified_by", "updated_at")}),
     )
 

@@ -42,6 +42,8 @@ class ToolDefinition(models.Model):
     deprecation_date = models.DateTimeField(null=True, blank=True)
     migration_path = models.TextField(blank=True, default="")
     access_rules = models.JSONField(null=True, blank=True)
+    # {required: true | "<CEL condition>", timeoutSeconds?, approverRoles?}: a call waits for a person (docs/api.md, "Approvals").
+    approval = models.JSONField(null=True, blank=True)
     test_type = models.CharField(max_length=10, choices=TestType.choices, null=True, blank=True)
     # Variant fields: `function` → function_arn; `mcp` → url, auth; `inline` → code.
     function_arn = models.CharField(max_length=500, blank=True, default="")

@@ -88,6 +88,9 @@ class ToolSerializer(serializers.Serializer):
     tags = serializers.DictField(child=serializers.CharField())
     lifecycle = serializers.SerializerMethodField()
     accessRules = AccessRulesField(source="access_rules", required=False)
+    approval = serializers.JSONField(
+        required=False, help_text='{required: true | "<CEL over user, customData, args, tool>", timeoutSeconds?, approverRoles?}'
+    )
     testType = serializers.ChoiceField(source="test_type", choices=TestType.choices, required=False)
     functionArn = serializers.CharField(source="function_arn", required=False, help_text="function tools: local:<name> or a Lambda ARN")
     url = serializers.CharField(required=False, help_text="mcp tools: the server's Streamable HTTP address")
@@ -122,7 +125,7 @@ class ToolSerializer(serializers.Serializer):
             for field in fields:
                 if field not in own:
                     data.pop(field, None)
-        for optional in ("accessRules", "testType", "auth"):
+        for optional in ("accessRules", "approval", "testType", "auth"):
             if data.get(optional) is None:
                 data.pop(optional, None)
         timeout = data.get("executionTimeout")
@@ -155,7 +158,15 @@ def model_values(clean: Mapping[str, Any]) -> dict[str, Any]:
     Fields of other variants than the tool's are blanked. The auth secret is kept as sent: the
     caller (tools.services) decides about the cached token.
     """
-    values: dict[str, Any] = {"function_arn": "", "url": "", "code": "", "auth": None, "access_rules": None, "test_type": None}
+    values: dict[str, Any] = {
+        "function_arn": "",
+        "url": "",
+        "code": "",
+        "auth": None,
+        "access_rules": None,
+        "approval": None,
+        "test_type": None,
+    }
     for wire, source in field_sources().items():
         if clean.get(wire) is not None:
             values[source] = clean[wire]

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 
 from chatplatform import llm
-from chatplatform.access import AccessRules
+from chatplatform.access import AccessRules, approval_required
 from tools.executors import Outcome, ToolError, timed_out
 from tools.models import ExecutionType, LifecycleStatus, ToolDefinition
 from tools.selectors import tools_by_ids
@@ -305,12 +305,23 @@ def _check_size(result: Any) -> None:
         raise ToolError(f"the result is {size} bytes of JSON, over the limit of {settings.CHAT_TOOL_RESULT_MAX_BYTES} bytes")
 
 
+def _approval_of(tool: ToolDefinition, user: Mapping[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any] | None] | None:
+    """The approval a call of `tool` waits for, given its arguments (None when it runs at once)."""
+    rule = tool.approval
+    if not rule:
+        return None
+    waits = {"toolId": tool.tool_id, "timeoutSeconds": rule.get("timeoutSeconds", 86400), "approverRoles": rule.get("approverRoles") or []}
+    return lambda arguments: waits if approval_required(rule, user=user, arguments=arguments, tool_id=tool.tool_id) else None
+
+
 def _spec(
     runnable: _Runnable,
     function: Mapping[str, Any],
     base: dict[str, Any],
     record: Callable[[ToolTrace], None],
     allowed_tags: frozenset[str],
+    needs_approval: Callable[[dict[str, Any]], dict[str, Any] | None] | None,
+    can_wait: bool,
 ) -> llm.ToolSpec:
     name = str(function["name"])
     schema = parameters_json_schema(function)
@@ -351,6 +362,8 @@ def _spec(
             )
 
         try:
+            if needs_approval is not None and not can_wait and needs_approval(arguments) is not None:
+                raise ToolError("needs a person's approval, which this turn cannot wait for (a collaborator's own tools run unattended)")
             result = await run(arguments)
         except ToolError as exc:
             exc.message = _truncated_text(exc.message, limit)
@@ -369,6 +382,7 @@ def _spec(
         parameters_json_schema=schema,
         call=call,
         timeout=runnable.timeout + _BACKSTOP_SECONDS,
+        approval=needs_approval if can_wait else None,
     )
 
 
@@ -395,11 +409,14 @@ def build_toolset(
     event_base: Mapping[str, Any],
     on_trace: Callable[[ToolTrace], None] | None = None,
     allowed_tags: frozenset[str] = frozenset(),
+    with_approvals: bool = False,
 ) -> Toolset:
     """The toolset of `tool_ids` (already swapped) from the loaded `tools`; no database access.
 
     `allowed_tags` (`scope.tag`) are the widget tags tools may emit in this chat app; the markup
-    of any other tag is stripped from results before the model sees them.
+    of any other tag is stripped from results before the model sees them. `with_approvals`: a
+    call of a tool whose `approval` requires it waits for a person (the turn's own agent); without
+    it, such a call is refused (a collaborator's turn cannot wait).
     """
     toolset = Toolset()
     access = AccessRules(user)
@@ -439,7 +456,7 @@ def build_toolset(
                 logger.warning("tool %s: function %s is already offered by %s", tool_id, name, toolset.tool_ids[name])
                 continue
             toolset.tool_ids[name] = tool_id
-            toolset.specs.append(_spec(runnable, function, base, record, allowed_tags))
+            toolset.specs.append(_spec(runnable, function, base, record, allowed_tags, _approval_of(tool, user), with_approvals))
     return toolset
 
 

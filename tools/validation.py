@@ -51,6 +51,7 @@ COMMON_FIELDS = (
     "tags",
     "lifecycle",
     "accessRules",
+    "approval",
     "testType",
 )
 VARIANT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -67,6 +68,8 @@ _FUNCTION_FIELDS = {"name", "description", "parameters"}
 _PARAMETER_FIELDS = {"description", "type", "required", "enum", "items", "properties"}
 _LIFECYCLE_FIELDS = {"status", "deprecationDate", "migrationPath"}
 _ACCESS_RULE_FIELDS = {"condition", "effect", "order", "description"}
+_APPROVAL_FIELDS = {"required", "timeoutSeconds", "approverRoles"}
+MAX_APPROVAL_SECONDS = 30 * 86400
 _AUTH_FIELDS = ("clientId", "clientSecret", "tokenUrl")
 
 
@@ -301,6 +304,30 @@ class _Checker:
                 self.fail(f"{path}.description", "must be a string")
         return list(value)
 
+    def approval(self, value: Any) -> dict[str, Any] | None:
+        """`{required: true | "<CEL condition>", timeoutSeconds? (default 86400), approverRoles?: [string]}`."""
+        if value is None:
+            return None
+        if not isinstance(value, Mapping):
+            self.fail("approval", "must be an object {required, timeoutSeconds?, approverRoles?}")
+            return None
+        self.unknown_keys(value, _APPROVAL_FIELDS, "approval", "approval")
+        required = value.get("required")
+        if isinstance(required, str):
+            try:
+                compile_condition(required)
+            except InvalidCondition as exc:
+                self.fail("approval.required", str(exc))
+        elif not isinstance(required, bool):
+            self.fail("approval.required", "is required: true, false, or a CEL condition over user, customData, args and tool")
+        timeout = value.get("timeoutSeconds", 86400)
+        if not isinstance(timeout, int) or isinstance(timeout, bool) or not 1 <= timeout <= MAX_APPROVAL_SECONDS:
+            self.fail("approval.timeoutSeconds", f"must be a whole number of seconds from 1 to {MAX_APPROVAL_SECONDS}")
+        roles = value.get("approverRoles")
+        if roles is not None and (not isinstance(roles, list) or not all(isinstance(role, str) and role for role in roles)):
+            self.fail("approval.approverRoles", "must be a list of role names")
+        return {"required": required, "timeoutSeconds": timeout, **({"approverRoles": list(roles)} if roles else {})}
+
     def auth(self, value: Any) -> dict[str, str] | None:
         if value is None:
             return None
@@ -389,6 +416,7 @@ def clean_tool(data: Any, *, previous_status: str | None = None, verified_functi
 
     out["lifecycle"] = check.lifecycle(data.get("lifecycle"), previous_status)
     out["accessRules"] = check.access_rules(data.get("accessRules"))
+    out["approval"] = check.approval(data.get("approval"))
 
     test_type = data.get("testType")
     if test_type is not None and test_type not in TestType.values:

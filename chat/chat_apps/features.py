@@ -24,7 +24,9 @@ KNOWN_FEATURES = (
     "promptInputFieldLabel",
     "logout",
     "uiCustomization",
+    "concurrentTurns",
 )
+CONCURRENT_TURNS = ("queue", "reject", "interrupt")  # what a second message does while a turn runs
 TAG_LISTS = ("tagsEnabled", "tagsProhibited", "tagsDisabled")
 REPROMPT_THRESHOLDS = ("B", "C", "F")
 # Features that are an `{enabled, ...}` object whose other keys are kept as sent.
@@ -127,6 +129,17 @@ def _check_ui_customization(value: Any) -> None:
         raise InvalidFeatures("uiCustomization.accentColor", "must be a colour such as #1a73e8")
 
 
+def _check_concurrent_turns(value: Any) -> None:
+    """`{strategy: queue|reject|interrupt}` (docs/api.md, "A second message")."""
+    if not isinstance(value, dict):
+        raise InvalidFeatures("concurrentTurns", "must be an object {strategy}")
+    unknown = sorted(set(value) - {"strategy", "enabled"})
+    if unknown:
+        raise InvalidFeatures(f"concurrentTurns.{unknown[0]}", "is not a field of concurrentTurns (fields: strategy)")
+    if value.get("strategy", "queue") not in CONCURRENT_TURNS:
+        raise InvalidFeatures("concurrentTurns.strategy", f"must be one of {', '.join(CONCURRENT_TURNS)}")
+
+
 def _check_text(value: Any, name: str) -> None:
     if isinstance(value, str):
         return
@@ -189,6 +202,11 @@ FEATURES_SCHEMA: dict[str, Any] = {
         ),
         "chatDisclaimerNotice": _TEXT,
         "promptInputFieldLabel": _TEXT,
+        "concurrentTurns": {
+            "type": "object",
+            "properties": {"strategy": {"type": "string", "enum": list(CONCURRENT_TURNS)}, "enabled": {"type": "boolean"}},
+            "additionalProperties": False,
+        },
     },
     "additionalProperties": False,
 }
@@ -219,11 +237,19 @@ def validate_features(value: Any) -> dict[str, Any]:
             _check_suggestions(feature)
         elif name == "uiCustomization":
             _check_ui_customization(feature)
+        elif name == "concurrentTurns":
+            _check_concurrent_turns(feature)
         elif name in _SWITCHES:
             _enabled(feature, name)
         else:
             _check_text(feature, name)
     return value
+
+
+def concurrent_turns(features: dict[str, Any]) -> str:
+    """What a second message does while a turn of its session runs: queue (the default), reject or interrupt."""
+    feature = features.get("concurrentTurns")
+    return feature.get("strategy", "queue") if isinstance(feature, dict) else "queue"
 
 
 def _is_on(feature: Any) -> bool:

@@ -1,10 +1,14 @@
-"""`/ws/chat/converse` (CONTRACT §7): each message is a converse body, answered with the turn's events
-as JSON frames `{"type": <event>, ...fields}`, the same events as the SSE stream.
+"""`/ws/chat/converse` (docs/api.md, "WebSocket"): each message is a converse body, answered with the
+turn's events as JSON frames `{"type": <event>, "eventId": <id>, ...fields}`, the same events as
+the SSE stream; or an action on a session's running turn: `{"action": "resume", "sessionId",
+"lastEventId?"}` streams its events as a resume does, `{"action": "stop", "sessionId"}` stops it
+(answered `{"type": "stop", "sessionId", "stopped"}`).
 
-Turns sent on one socket are answered one after another, in the order received (their deltas
-would otherwise interleave). At most CHAT_WS_MAX_QUEUED_TURNS turns of a socket may be accepted
-and not yet answered; one beyond that is refused at once with an `error` frame. A turn accepted
-is run and stored even when the socket closes before its answer (docs/faults.md).
+Turns (and resumes) sent on one socket are answered one after another, in the order received
+(their deltas would otherwise interleave); a stop is answered at once. At most
+CHAT_WS_MAX_QUEUED_TURNS of a socket may be accepted and not yet answered; one beyond that is
+refused at once with an `error` frame. A turn accepted is run and stored even when the socket
+closes before its answer (docs/faults.md).
 """
 
 from __future__ import annotations
@@ -13,12 +17,14 @@ import asyncio
 from collections import deque
 from typing import Any
 
+import orjson
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from rest_framework.exceptions import AuthenticationFailed
 
 from chat import turn
+from chat.doors.sessions import own_session
 from chatplatform import inflight
 from chatplatform.api.errors import InvalidRequest
 
@@ -78,6 +84,10 @@ class ConverseConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if not hasattr(self, "caller"):  # refused when it opened: closing
             return
+        action = _action(text_data if text_data is not None else bytes_data)
+        if action is not None and action.get("action") == "stop":
+            await self._stop(action)
+            return
         limit = settings.CHAT_WS_MAX_QUEUED_TURNS
         if self.unanswered >= limit:
             refused = InvalidRequest(f"at most {limit} turns of a socket may await their answer; send more after a done or error")
@@ -93,11 +103,11 @@ class ConverseConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         self.open = False  # the frames stop; the turns accepted go on and store their answers
 
-    async def _send_frame(self, event: turn.TurnEvent) -> None:
+    async def _send_frame(self, event: turn.TurnEvent, message_id: str = "") -> None:
         if not self.open:
             return
         try:
-            await self.send(text_data=turn.frame(event))
+            await self.send(text_data=turn.frame(event, message_id))
         except Exception:  # the client went away mid-send: as a disconnect
             self.open = False
 
@@ -112,14 +122,61 @@ class ConverseConsumer(AsyncWebsocketConsumer):
 
     async def _answer(self, body: str | bytes) -> None:
         try:
-            events = turn.start(await turn.admit(self.caller, body))
+            action = _action(body)
+            if action is not None:
+                events = await self._resume(action)
+                if events is None:
+                    return
+            else:
+                events = turn.start(await turn.admit(self.caller, body)).reader()
         except turn.Refused as refused:
-            await self._send_frame(turn.error_event(refused.error))
-            if isinstance(refused.error, AuthenticationFailed) and self.open:  # signed out: nothing more this socket can do
-                self.open = False
-                await self.close(code=CLOSE_UNAUTHENTICATED, reason=str(refused.error.detail))
+            await self._refused(refused.error)
             return
         # Read to the end even when the socket has closed: the next turn waits for this one.
         while (batch := await events.batch()) is not None:
             for event in batch:
-                await self._send_frame(event)
+                await self._send_frame(event, events.message_id)
+
+    async def _refused(self, error: Exception) -> None:
+        await self._send_frame(turn.error_event(error))
+        if isinstance(error, AuthenticationFailed) and self.open:  # signed out: nothing more this socket can do
+            self.open = False
+            await self.close(code=CLOSE_UNAUTHENTICATED, reason=str(error.detail))
+
+    async def _session_of(self, action: dict[str, Any]) -> Any:
+        """The session an action names, when it is this socket's user's (Refused otherwise)."""
+        admission = await turn.admit_action(self.caller)
+        try:
+            return await own_session(admission.user, str(action.get("sessionId") or ""), action.get("userId"))
+        except Exception as exc:
+            raise turn.Refused(exc, admission.budget) from exc
+
+    async def _resume(self, action: dict[str, Any]) -> turn.Reader | None:
+        if action.get("action") != "resume":
+            raise turn.Refused(InvalidRequest("must be resume or stop (or send a converse body)", field="action"), None)
+        session_id = await self._session_of(action)
+        events = await turn.resume(session_id, action.get("lastEventId"))
+        if events is None:  # nothing running or kept: the stored messages are the answer
+            await self.send(text_data=orjson.dumps({"type": "idle", "sessionId": str(session_id)}).decode())
+        return events
+
+    async def _stop(self, action: dict[str, Any]) -> None:
+        try:
+            session_id = await self._session_of(action)
+            stopped = await turn.stop(session_id)
+        except turn.Refused as refused:
+            await self._refused(refused.error)
+            return
+        if self.open:
+            await self.send(text_data=orjson.dumps({"type": "stop", "sessionId": str(session_id), "stopped": stopped}).decode())
+
+
+def _action(data: str | bytes | None) -> dict[str, Any] | None:
+    """The message as an action on a session (`{"action": ...}`), or None for a converse body."""
+    if not data or (b'"action"' not in data if isinstance(data, bytes) else '"action"' not in data):
+        return None
+    try:
+        parsed = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, dict) and "action" in parsed else None

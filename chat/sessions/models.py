@@ -117,6 +117,8 @@ class ChatMessage(models.Model):
     error = models.JSONField(null=True, blank=True)
     # The knowledge base results the model was given, numbered as it cited them (CONTRACT §11).
     citations = models.JSONField(null=True, blank=True)
+    # Why the answer ended before the model finished it: "user" when its user stopped it (docs/api.md).
+    stop_reason = models.CharField("stopReason", max_length=20, null=True, blank=True)
     timestamp = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -96,6 +96,7 @@ class ChatMessageSerializer(serializers.Serializer):
     citations = serializers.ListField(
         child=serializers.DictField(), required=False, help_text="Only on an answer that searched knowledge bases (CONTRACT §11)."
     )
+    stopReason = serializers.CharField(required=False, help_text='Only on an answer its user stopped: "user".')
     timestamp = serializers.DateTimeField()
 
     def to_representation(self, message: ChatMessage) -> dict[str, Any]:
@@ -116,6 +117,8 @@ class ChatMessageSerializer(serializers.Serializer):
             data["error"] = message.error
         if message.citations is not None:
             data["citations"] = message.citations
+        if message.stop_reason:
+            data["stopReason"] = message.stop_reason
         if self.context.get("include_traces"):
             data["traces"] = message.traces
         return data

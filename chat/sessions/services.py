@@ -23,10 +23,10 @@ SESSION_TOTALS = (
 
 def session_add_usage(*, session_id: uuid.UUID, usage: dict[str, Any]) -> None:
     """Count a side call made outside a turn's message (the title) in the session's totals."""
-    ChatSession.objects.filter(pk=session_id).update(**_usage_increments(usage))
+    ChatSession.objects.filter(pk=session_id).update(**usage_increments(usage))
 
 
-def _usage_increments(usage: dict[str, Any]) -> dict[str, Any]:
+def usage_increments(usage: dict[str, Any]) -> dict[str, Any]:
     """A ChatMessageUsage added to a session's totals atomically (F(): no read-modify-write race)."""
     return {name: F(name) + usage[key] for name, key in SESSION_TOTALS}
 

@@ -23,24 +23,31 @@ Transports only turn the events into their wire format; everything a turn decide
 
 from __future__ import annotations
 
-from chat.turn.admission import Admitted, BearerCaller, Caller, CookieCaller, Refused, SocketCaller, admit
-from chat.turn.events import Turn, TurnEvent, collect, error_event, frame, sse_chunks
-from chat.turn.run import start, wait_for_running_turns
+from chat.turn.admission import Admitted, BearerCaller, Caller, CookieCaller, Refused, SocketCaller, admit, admit_action
+from chat.turn.events import Turn, TurnEvent, TurnReader, collect, error_event, frame, sse_chunks
+from chat.turn.replay import Reader, resume, stop
+from chat.turn.run import go_on, start, wait_for_running_turns
 
 __all__ = [
     "Admitted",
     "BearerCaller",
     "Caller",
     "CookieCaller",
+    "Reader",
     "Refused",
     "SocketCaller",
     "Turn",
     "TurnEvent",
+    "TurnReader",
     "admit",
+    "admit_action",
     "collect",
     "error_event",
     "frame",
+    "go_on",
+    "resume",
     "sse_chunks",
     "start",
+    "stop",
     "wait_for_running_turns",
 ]

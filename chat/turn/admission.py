@@ -2,12 +2,12 @@
 
     admit(caller, body) → Admitted(budget, context, claim)   or raises Refused(error, budget)
 
-In order, as every API request is treated (chatplatform.api.views.ApiView): authenticate; count
-the request against the caller's Chat API budget (CONTRACT §10; per address when authentication
-failed, so a 401 is counted too); parse and validate the body; apply the userId rule (CONTRACT
-§3); resolve the chat app and the agent (404s); check who may use them (403s); assemble the
-prompt (chat.turn.prompt); take the turn's ticket on its session (404 for a session that is not
-the caller's). The transport answers a refusal with its status, envelope and rate-limit headers.
+In order: the admission every API request goes through (chatplatform.api.admission:
+authenticate, count the request against the caller's Chat API budget); parse and validate the
+body; apply the userId rule (docs/api.md, "Who may read what"); resolve the chat app and the agent
+(404s); check who may use them (403s); assemble the prompt (chat.turn.prompt); take the turn's
+ticket on its session (404 for a session that is not the caller's). The transport answers a
+refusal with its status, envelope and rate-limit headers.
 
 One hop to the database thread, and back, for all of it. When the caller is known without any
 read (a bearer token verified before, a WebSocket's user) the budget is counted on the event loop
@@ -17,7 +17,8 @@ first (redis.asyncio); otherwise it is counted on the thread once the caller is 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
@@ -27,10 +28,14 @@ from rest_framework import exceptions
 
 from agents.access import agent_access
 from agents.selectors import agent_get
+from chat.approvals.models import ApprovalStatus, PausedTurn, ToolApproval
+from chat.approvals.services import approvals_supersede, decisions
+from chat.chat_apps.features import concurrent_turns
 from chat.chat_apps.selectors import chat_app_get, chat_app_usable_by
 from chat.sessions.selectors import session_uuid
+from chat.turn import replay
 from chat.turn.definitions import turn_definitions
-from chat.turn.lock import TurnClaim, turn_claim
+from chat.turn.lock import TurnClaim, turn_claim, turn_claim_continuation
 from chat.turn.prompt import TurnContext, build_context
 from chat.turn.serializers import ConverseRequestSerializer
 from chat.users.authentication import user_for_cookie, user_for_token
@@ -38,9 +43,11 @@ from chat.users.models import ChatUser
 from chat.users.serializers import ChatUserSerializer
 from chat.users.services import user_get_or_create
 from chatplatform import inflight
+from chatplatform.api import admission as api_admission
 from chatplatform.api import bodies, ratelimit
+from chatplatform.api.admission import Admission
 from chatplatform.api.authentication import verified_subject
-from chatplatform.api.errors import ApiError, Code, PermissionDenied, RateLimited
+from chatplatform.api.errors import ApiError, Code, PermissionDenied
 from chatplatform.api.permissions import is_admin
 from chatplatform.db import on_db_thread
 
@@ -106,12 +113,26 @@ class SocketCaller(Caller):
 
 
 @dataclass(frozen=True)
+class GoingOn:
+    """A paused turn whose approvals are all decided, ready to go on: its context and ticket again,
+    its state when it paused, and the decisions (call id → (approved, reason))."""
+
+    message_id: uuid.UUID
+    context: TurnContext
+    claim: TurnClaim
+    state: dict[str, Any]
+    decided: dict[str, tuple[bool, str]]
+
+
+@dataclass(frozen=True)
 class Admitted:
-    """A turn that may run: its budget, its context, and its place on the session."""
+    """A turn that may run: its budget, its context, and its place on the session; and the paused
+    turns of the session its message superseded, which go on before it."""
 
     budget: ratelimit.Budget
     context: TurnContext
     claim: TurnClaim
+    going_on: list[GoingOn] = field(default_factory=list)
 
 
 class Refused(Exception):
@@ -123,30 +144,42 @@ class Refused(Exception):
 
 
 async def admit(caller: Caller, body: bytes | str, content_type: str = "application/json") -> Admitted:
+    admitted = await on_db_thread(_admit)(caller, body, content_type, await _counted_early(caller))
+    if admitted.claim.user_message is None and concurrent_turns(admitted.context.features) == "interrupt":
+        # Queued behind a running turn: stop it, and this one runs once it has stored what it streamed.
+        await replay.stop(admitted.claim.session_id)
+    return admitted
+
+
+async def admit_action(caller: Caller) -> Admission:
+    """A request about a session (resume, stop, an approval's decision): the caller, authenticated
+    and counted as a Chat API request, in one hop to the database thread."""
+    return await on_db_thread(admit_caller)(caller, await _counted_early(caller))
+
+
+async def _counted_early(caller: Caller) -> ratelimit.Budget | None:
+    """The caller's budget counted on the event loop when the caller is known without a read; None
+    otherwise (counted on the database thread once known). 503 while the process shuts down."""
     if not inflight.accepting():
-        raise Refused(ApiError("the server is shutting down; send the turn again", code=Code.SERVICE_UNAVAILABLE, status_code=503), None)
-    budget = None
+        raise Refused(ApiError("the server is shutting down; send it again", code=Code.SERVICE_UNAVAILABLE, status_code=503), None)
     identity = caller.known_now()
-    if identity is not None:
-        try:
-            budget = await ratelimit.ahit(RATE_SCOPE, identity)
-        except Exception as exc:
-            raise Refused(exc, None) from exc
-    return await on_db_thread(_admit)(caller, body, content_type, budget)
+    if identity is None:
+        return None
+    try:
+        return await ratelimit.ahit(RATE_SCOPE, identity)
+    except Exception as exc:
+        raise Refused(exc, None) from exc
 
 
 def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelimit.Budget | None) -> Admitted:
+    admission = admit_caller(caller, budget)
+    budget = admission.budget
     try:
-        try:
-            user = caller.authenticate()
-        except exceptions.APIException as exc:
-            budget = budget or ratelimit.hit(RATE_SCOPE, f"addr:{caller.address}")
-            raise RateLimited(budget.retry_after()) if budget.exceeded else exc from None
-        budget = budget or ratelimit.hit(RATE_SCOPE, f"user:{user.pk}")
-        if budget.exceeded:
-            raise RateLimited(budget.retry_after())
+        user = admission.user
         request = validate(parse(body, content_type))
         context = _context(request, user)
+        # A new message denies the approvals its session waits for: those turns go on first, refused.
+        going_on = _superseded(context.session_id) if context.session_id is not None else []
         claim = turn_claim(
             session_id=context.session_id,
             user=context.user,
@@ -157,10 +190,35 @@ def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelim
             invocation_mode=context.invocation_mode,
             source=context.source,
             entity_id=context.entity_id,
+            only_when_idle=concurrent_turns(context.features) == "reject",
         )
     except Exception as exc:
         raise Refused(exc, budget) from exc
-    return Admitted(budget, context, claim)
+    return Admitted(budget, context, claim, going_on)
+
+
+def _superseded(session_id: uuid.UUID) -> list[GoingOn]:
+    if not ToolApproval.objects.filter(session_id=session_id, status=ApprovalStatus.PENDING).exists():
+        return []
+    return [admit_going_on(message_id) for message_id in approvals_supersede(session_id=session_id)]
+
+
+def admit_going_on(message_id: uuid.UUID) -> GoingOn:
+    """A paused turn, claimed by whoever decided its last approval, readied to go on: its context
+    rebuilt for its session's user (today's definitions and access rules) and a ticket taken."""
+    paused = PausedTurn.objects.select_related("session__user").get(pk=message_id)
+    user, session_id = paused.session.user, paused.session_id
+    context = _context({**paused.state["request"], "sessionId": str(session_id), "userId": user.pk}, user)
+    claim = turn_claim_continuation(session_id=session_id, user_id=user.pk)
+    return GoingOn(message_id, context, claim, paused.state, decisions(message_id))
+
+
+def admit_caller(caller: Caller, budget: ratelimit.Budget | None = None) -> Admission:
+    """The caller, authenticated and counted (chatplatform.api.admission); Refused past the budget or without a user."""
+    admission = api_admission.admit(caller.authenticate, address=caller.address, scope=RATE_SCOPE, budget=budget)
+    if admission.refusal is not None:
+        raise Refused(admission.refusal, admission.budget)
+    return admission
 
 
 # --- The body ----------------------------------------------------------------------------------------

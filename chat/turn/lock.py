@@ -10,6 +10,7 @@ written out once per database (chatplatform.db) rather than compiled through the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import uuid
 from dataclasses import dataclass, field
@@ -19,13 +20,14 @@ from typing import Any
 from django.db import connections, transaction
 from django.utils import timezone
 
+from chat.approvals.models import PausedTurn, ToolApproval
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource, SessionStatus
-from chat.sessions.services import SESSION_TOTALS
+from chat.sessions.services import SESSION_TOTALS, usage_increments
 from chat.users.models import ChatUser
 from chat.webhooks import delivery as webhooks
 from chat.webhooks.models import WebhookEvent
 from chatplatform import db
-from chatplatform.api.errors import Code, NotFound
+from chatplatform.api.errors import Code, Conflict, NotFound
 
 # --- Turns: the per-session ticket lock, messages and totals (chat.turn) -------------------------
 #
@@ -42,7 +44,8 @@ HISTORY_LIMIT = 100  # earlier messages a turn sends to the model (the newest on
 
 @dataclass(frozen=True)
 class TurnClaim:
-    """A turn's place on its session; `user_message` and `history` are set once it may run."""
+    """A turn's place on its session; `user_message` and `history` are set once it may run (a
+    continuation after approvals has no user message: `continuation` with `served`)."""
 
     session_id: uuid.UUID
     user_id: str
@@ -51,6 +54,13 @@ class TurnClaim:
     created: bool
     user_message: ChatMessage | None = None
     history: list[tuple[str, str]] = field(default_factory=list)  # (source, text), oldest first
+    continuation: bool = False
+    continuation_served: bool = False
+
+    @property
+    def served(self) -> bool:
+        """Whether the turn may run now (its ticket reached)."""
+        return self.continuation_served if self.continuation else self.user_message is not None
 
 
 def _user_message(session_id: uuid.UUID, *, user_id: str, message: str, files: list[Any], now: datetime) -> ChatMessage:
@@ -81,29 +91,33 @@ def _history_sql(vendor: str) -> str:
 
 
 @functools.cache
-def _take_ticket_sql(vendor: str) -> str:
+def _take_ticket_sql(vendor: str, only_when_idle: bool = False) -> str:
     """The session's next ticket, under its row lock: (ticket, served at once, title), no row for a
-    session that is unknown, another user's or another chat app's. Written out once, like
-    `_finish_session_sql`. RETURNING sees the row as updated; SET reads it as it was.
-    A message arriving makes the session active again (a completed one reopens, CONTRACT §5) and
-    moves its lastUpdate, the clock of the idle-session completion."""
+    session that is unknown, another user's or another chat app's (or, `only_when_idle`, one whose
+    turn is running: its lease not run out). Written out once, like `_finish_session_sql`.
+    RETURNING sees the row as updated; SET reads it as it was. A message arriving makes the session
+    active again (a completed one reopens) and moves its lastUpdate, the clock of the idle-session
+    completion."""
     table, column = db.sql_names(ChatSession)
     next_, serving, started = column("turn_next"), column("turn_serving"), column("turn_started")
+    idle = f" AND ({next_} = {serving} OR {started} < %s)" if only_when_idle else ""
     return (
         f"UPDATE {table} SET {next_} = {next_} + 1, "
         f"{started} = CASE WHEN {next_} = {serving} THEN %s ELSE {started} END, "
         f"{column('status')} = '{SessionStatus.ACTIVE.value}', {column('last_update')} = %s "
-        f"WHERE {column('session_id')} = %s AND {column('user')} = %s AND {column('chat_app_id')} = %s "
+        f"WHERE {column('session_id')} = %s AND {column('user')} = %s AND {column('chat_app_id')} = %s{idle} "
         f"RETURNING {next_} - 1 AS ticket, {next_} - 1 = {serving} AS served, {column('title')} AS title"
     )
 
 
-def _take_ticket(session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_message: ChatMessage) -> tuple[int, bool, str] | None:
+def _take_ticket(
+    session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_message: ChatMessage, only_when_idle: bool = False
+) -> tuple[int, bool, str] | None:
     """Take the session's next ticket and, when it is served at once, store the user message: all or
     nothing, in one statement on PostgreSQL (the INSERT a CTE that runs only when served)."""
     connection = connections["default"]
     field = ChatSession._meta.get_field
-    claim_sql = _take_ticket_sql(connection.vendor)
+    claim_sql = _take_ticket_sql(connection.vendor, only_when_idle)
     moment = field("turn_started").get_db_prep_value(user_message.timestamp, connection)
     params = [
         moment,
@@ -112,6 +126,8 @@ def _take_ticket(session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_
         user_id,
         chat_app_id,
     ]
+    if only_when_idle:
+        params.append(field("turn_started").get_db_prep_value(user_message.timestamp - TURN_LEASE, connection))
     if connection.vendor == "postgresql":
         insert_sql, insert_params = db.insert_if(user_message, "EXISTS (SELECT 1 FROM claimed WHERE served)")
         with db.cursor(connection) as cursor:
@@ -139,12 +155,13 @@ def turn_claim(
     invocation_mode: str | None,
     source: str,
     entity_id: str | None,
+    only_when_idle: bool = False,
 ) -> TurnClaim:
     """Take a ticket on the session (creating the session when `session_id` is None).
 
     When the ticket is served at once (the usual case) the user message is stored with it. 404
-    INVALID_SESSION_ID for a session that is unknown, another user's or another chat app's
-    (CONTRACT §3, §5).
+    INVALID_SESSION_ID for a session that is unknown, another user's or another chat app's;
+    `only_when_idle` (concurrentTurns `reject`): 409 SESSION_BUSY while a turn of it runs.
     """
     now = timezone.now()
     if session_id is None:
@@ -167,8 +184,10 @@ def turn_claim(
         db.write(session, user_message, *events)
         return TurnClaim(session.pk, user.pk, "", 0, True, user_message)
     user_message = _user_message(session_id, user_id=user.pk, message=message, files=files, now=now)
-    taken = _take_ticket(session_id, user_id=user.pk, chat_app_id=chat_app_id, user_message=user_message)
+    taken = _take_ticket(session_id, user_id=user.pk, chat_app_id=chat_app_id, user_message=user_message, only_when_idle=only_when_idle)
     if taken is None:
+        if only_when_idle and ChatSession.objects.filter(pk=session_id, user_id=user.pk, chat_app_id=chat_app_id).exists():
+            raise Conflict(f"session {session_id} is busy: a turn of it is running; send again once it is done", code=Code.SESSION_BUSY)
         raise NotFound(f"session {session_id} not found", code=Code.INVALID_SESSION_ID)
     ticket, served, title = taken
     if not served:
@@ -179,7 +198,8 @@ def turn_claim(
 
 
 def turn_try_start(*, claim: TurnClaim, message: str, files: list[Any]) -> TurnClaim | None:
-    """The claim with its user message stored when its ticket is served now; None to wait more."""
+    """The claim with its user message stored when its ticket is served now (a continuation's
+    stores none); None to wait more."""
     now = timezone.now()
     with transaction.atomic():
         session = ChatSession.objects.select_for_update().get(pk=claim.session_id)
@@ -190,10 +210,70 @@ def turn_try_start(*, claim: TurnClaim, message: str, files: list[Any]) -> TurnC
         if session.turn_serving != claim.ticket:
             return None
         ChatSession.objects.filter(pk=session.pk).update(turn_started=now)
+        if claim.continuation:
+            return dataclasses.replace(claim, continuation_served=True)
         user_message = _user_message(session.pk, user_id=claim.user_id, message=message, files=files, now=now)
         db.write(user_message)
         history = _history(session.pk, before=user_message)
     return TurnClaim(session.pk, claim.user_id, session.title, claim.ticket, claim.created, user_message, history)
+
+
+def turn_claim_continuation(*, session_id: uuid.UUID, user_id: str) -> TurnClaim:
+    """A ticket on the session for a turn that goes on after its approvals: no user message."""
+    now = timezone.now()
+    with transaction.atomic():
+        session = ChatSession.objects.select_for_update().get(pk=session_id)
+        ticket, served = session.turn_next, session.turn_next == session.turn_serving
+        changes: dict[str, Any] = {"turn_next": ticket + 1, "last_update": now, "status": SessionStatus.ACTIVE}
+        if served:
+            changes["turn_started"] = now
+        ChatSession.objects.filter(pk=session_id).update(**changes)
+    return TurnClaim(session_id, user_id, session.title, ticket, False, continuation=True, continuation_served=served)
+
+
+def turn_finish_continued(
+    *,
+    answer_id: uuid.UUID,
+    session_id: uuid.UUID,
+    ticket: int,
+    text: str,
+    usage: dict[str, Any],
+    added_usage: dict[str, Any],
+    traces: list[dict[str, Any]],
+    execution_duration: int,
+    error: dict[str, str] | None = None,
+    citations: list[dict[str, Any]] | None = None,
+    stop_reason: str | None = None,
+) -> None:
+    """Complete an answer stored when its turn paused (the whole answer now, `usage` its whole
+    usage), add `added_usage` to the session's totals and hand the session on: one transaction."""
+    now = timezone.now()
+    with transaction.atomic():
+        ChatMessage.objects.filter(pk=answer_id).update(
+            message=text,
+            usage=usage,
+            traces=traces,
+            execution_duration=execution_duration,
+            error=error,
+            citations=citations,
+            stop_reason=stop_reason,
+        )
+        ChatSession.objects.filter(pk=session_id).update(**usage_increments(added_usage), last_message_id=answer_id, last_update=now)
+        ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=now)
+
+
+def turn_pause(*, paused: PausedTurn, approvals: list[ToolApproval], answer: dict[str, Any], continued: bool) -> None:
+    """A turn waits for approvals: its answer so far stored (`answer`: turn_finish's arguments, or
+    turn_finish_continued's when it had paused before), the session handed on, and what it needs
+    to go on kept: one transaction."""
+    with transaction.atomic():
+        if continued:
+            turn_finish_continued(**answer)
+        else:
+            turn_finish(**answer)
+        PausedTurn.objects.filter(pk=paused.pk).delete()
+        paused.save(force_insert=True)
+        ToolApproval.objects.bulk_create(approvals)
 
 
 def turn_release(*, session_id: uuid.UUID, ticket: int) -> None:
@@ -221,6 +301,7 @@ def turn_finish(
     title: str | None = None,
     error: dict[str, str] | None = None,
     citations: list[dict[str, Any]] | None = None,
+    stop_reason: str | None = None,
 ) -> tuple[ChatMessage, bool]:
     """Store the answer (`error` when it failed midway: the text is what was streamed), add its
     usage to the session's totals, hand the session to the next ticket and, given a `title`,
@@ -239,6 +320,7 @@ def turn_finish(
         execution_duration=execution_duration,
         error=error,
         citations=citations,
+        stop_reason=stop_reason,
         timestamp=now,
     )
     connection = connections["default"]

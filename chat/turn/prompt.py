@@ -75,6 +75,8 @@ class TurnContext:
     collaboration: str = "DISABLED"  # SUPERVISOR, SUPERVISOR_ROUTER or DISABLED (CONTRACT §12)
     collaborators: list[Collaborator] = field(default_factory=list)  # those this user may use
     depth: int = 0  # 0 for the turn's own agent, 1 for a collaborator it calls, ...
+    request: dict[str, Any] = field(default_factory=dict)  # the converse body as validated (a paused turn goes on from it)
+    request: dict[str, Any] = field(default_factory=dict)  # the converse body as validated (a paused turn goes on from it)
 
     def on(self, feature: str) -> bool:
         return feature_on(self.features, feature)
@@ -149,6 +151,7 @@ def build_context(
         tool_tags=tool_tags,
         tag_instructions=tag_text,
         attachments=tuple(_attachment(file_model_input(file)) for file in files),
+        request=request,
     )
     return for_agent(shared, agent, read)
 

@@ -39,6 +39,12 @@ class Transcript:
         self.parts.append(text)
         self.emit(TurnEvent("delta", {"text": text}))
 
+    def restore(self, state: dict[str, Any]) -> None:
+        """What a paused turn had streamed and cited, for the turn that goes on with it."""
+        self.parts = [state["text"]] if state["text"] else []
+        kept = state["citations"]
+        self.citations = knowledge.Citations(items=list(kept["items"]), searched=kept["searched"])
+
     def silent(self) -> Transcript:
         return Transcript(_nothing)
 
@@ -57,10 +63,14 @@ def trace(emit: Emit, context: TurnContext, record: dict[str, Any]) -> None:
         emit(TurnEvent("trace", dict(record)))
 
 
-def toolset(context: TurnContext, ledger: Ledger, transcript: Transcript, *, history: list[llm.HistoryMessage]) -> list[llm.ToolSpec]:
-    """What the model may call: the agent's tools this user may use (CONTRACT §7), a search
-    function per knowledge base of strategy `tool` (§11), a function per collaborator (§12).
-    Each call is recorded in the answer's traces. A name taken already is not offered twice."""
+def toolset(
+    context: TurnContext, ledger: Ledger, transcript: Transcript, *, history: list[llm.HistoryMessage], with_approvals: bool = False
+) -> list[llm.ToolSpec]:
+    """What the model may call: the agent's tools this user may use, a search function per
+    knowledge base of strategy `tool`, a function per collaborator (docs/api.md, "Tools").
+    Each call is recorded in the answer's traces. A name taken already is not offered twice.
+    `with_approvals`: a call that needs a person's approval pauses the reply (the turn's own
+    agent's reply only; elsewhere such a call is refused)."""
 
     def record(wire: dict[str, Any]) -> None:
         ledger.traces.append(wire)
@@ -81,6 +91,7 @@ def toolset(context: TurnContext, ledger: Ledger, transcript: Transcript, *, his
         event_base=event_base,
         on_trace=lambda call: record(call.as_wire()),
         allowed_tags=context.tool_tags,
+        with_approvals=with_approvals,
     ).specs
     specs += knowledge.search_tools(context.knowledge, transcript.citations, record)
     specs += collaborators.tools(
@@ -106,8 +117,9 @@ async def stream(
     message: str,
     tools: list[llm.ToolSpec],
     attachments: tuple[llm.Attachment, ...] = (),
-) -> llm.ReplyDone:
-    """One streamed reply with the tool loop, each delta emitted as it arrives."""
+) -> llm.ReplyDone | llm.ReplyPaused:
+    """One streamed reply with the tool loop, each delta emitted as it arrives; ReplyPaused when a
+    call waits for a person's approval."""
     events = llm.stream_reply(
         model=model,
         system_prompt=system_prompt,
@@ -118,8 +130,12 @@ async def stream(
         max_round_trips=settings.CHAT_TOOL_MAX_ROUND_TRIPS,
         on_text=transcript.delta,
     )
+    return await finished(events, model)
+
+
+async def finished(events: Any, model: str) -> llm.ReplyDone | llm.ReplyPaused:
     async for event in events:
-        if isinstance(event, llm.ReplyDone):
+        if isinstance(event, llm.ReplyDone | llm.ReplyPaused):
             return event
     raise llm.ModelError(f"{model}: the reply ended without finishing")
 
@@ -132,15 +148,16 @@ async def respond(
     history: list[llm.HistoryMessage],
     message: str,
     system_prompt: str | None = None,
-) -> llm.ReplyDone:
+) -> llm.ReplyDone | llm.ReplyPaused:
     """The agent's answer to `message`: knowledge bases of strategy `always` searched first, then
-    the model with everything it may call. The turn's agent and each collaborator answer here."""
+    the model with everything it may call. The turn's agent and each collaborator answer here;
+    only the turn's own agent's answer may pause for approvals (ReplyPaused)."""
 
     def record(wire: dict[str, Any]) -> None:
         ledger.traces.append(wire)
         trace(transcript.emit, context, wire)
 
-    tools = toolset(context, ledger, transcript, history=history)
+    tools = toolset(context, ledger, transcript, history=history, with_approvals=context.depth == 0)
     with_results = await knowledge.with_results(context.knowledge, message, transcript.citations, record)
     started = time.perf_counter()
     answer = await stream(

@@ -36,5 +36,12 @@ class Ledger:
         self.traces.append(trace)
         return trace
 
+    def restore(self, state: dict[str, Any]) -> None:
+        """The calls and traces of a paused turn, for the turn that goes on with it."""
+        self.calls = [
+            (model, llm.Usage(input_tokens, output_tokens, requests)) for model, input_tokens, output_tokens, requests in state["calls"]
+        ]
+        self.traces = list(state["traces"])
+
     def usage(self) -> dict[str, Any]:
         return usage_fields(self.calls)

@@ -27,6 +27,10 @@ class Code:
     UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
     NOT_ACCEPTABLE = "NOT_ACCEPTABLE"
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    # 409: a second message while a turn of the session runs, under concurrentTurns `reject`;
+    # a decision on an approval already decided (docs/api.md, "Resume, stop and approvals").
+    SESSION_BUSY = "SESSION_BUSY"
+    ALREADY_DECIDED = "ALREADY_DECIDED"
 
 
 # The code of each status that has one of its own (docs/decisions.md, "Error codes beyond SPEC.md").
@@ -82,6 +86,15 @@ class PermissionDenied(ApiError):
 
     def __init__(self, message: str = "insufficient permissions") -> None:
         super().__init__(message)
+
+
+class Conflict(ApiError):
+    """409: a sound request that the current state of its record refuses."""
+
+    status_code = status.HTTP_409_CONFLICT
+
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message, code=code)
 
 
 class RateLimited(ApiError):

@@ -30,11 +30,16 @@ def acting_user_id(request: Request, user_id: Any) -> str:
 
     Absent means the caller. Another user's id from a non-admin is 403 INSUFFICIENT_PERMISSIONS.
     """
-    own = request.user.pk
+    return acting_for(request.user, user_id)
+
+
+def acting_for(user: Any, user_id: Any) -> str:
+    """`acting_user_id` for a caller known outside DRF (the doors)."""
+    own = user.pk
     if user_id in (None, ""):
         return own
     if "\x00" in str(user_id):  # as DRF's CharField refuses them in a body (the schema's pattern)
         raise InvalidRequest("Null characters are not allowed.", field="userId")
-    if str(user_id) != own and not is_admin(request.user):
+    if str(user_id) != own and not is_admin(user):
         raise PermissionDenied("insufficient permissions: userId must be your own")
     return str(user_id)

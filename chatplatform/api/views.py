@@ -1,6 +1,6 @@
 """Base classes every API view uses, so that each response under /api/ gets the same treatment:
-authentication, then the rate limit (so 401s are counted and carry the headers too), then
-permissions; the envelope on the way out.
+the admission (chatplatform.api.admission: authentication and the rate limit, so 401s are counted
+and carry the headers too), then permissions; the envelope on the way out.
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, serializers, viewsets
+from rest_framework import serializers, viewsets
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chatplatform.api import ratelimit
-from chatplatform.api.errors import NotFound, RateLimited
+from chatplatform.api.admission import Admission, admit
+from chatplatform.api.errors import NotFound
 from chatplatform.api.permissions import IsChatAdmin
 
 
@@ -58,31 +58,23 @@ class ApiView(APIView):
             return self.rate_scope
         return "admin" if request.path.startswith("/api/chat-admin/") else "chat"
 
+    admission: Admission | None = None
+
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         self.format_kwarg = self.get_format_suffix(**kwargs)
         neg = self.perform_content_negotiation(request)
         request.accepted_renderer, request.accepted_media_type = neg
         version, scheme = self.determine_version(request, *args, **kwargs)
         request.version, request.versioning_scheme = version, scheme
-
-        auth_error: exceptions.APIException | None = None
-        try:
-            user = request.user
-        except exceptions.APIException as exc:
-            auth_error, user = exc, None
-        identity = f"user:{user.pk}" if user is not None and user.is_authenticated else f"addr:{client_address(request)}"
-        budget = request._request.rate_limit = ratelimit.hit(self.get_rate_scope(request), identity)
-        if budget.exceeded:
-            raise RateLimited(budget.retry_after())
-        if auth_error is not None:
-            raise auth_error
+        self.admission = admit(lambda: request.user, address=client_address(request), scope=self.get_rate_scope(request))
+        if self.admission.refusal is not None:
+            raise self.admission.refusal
         self.check_permissions(request)
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)
-        budget = getattr(request._request if isinstance(request, Request) else request, "rate_limit", None)
-        if budget is not None:
-            for name, value in budget.headers().items():
+        if self.admission is not None:
+            for name, value in self.admission.budget.headers().items():
                 response[name] = value
         return response
 

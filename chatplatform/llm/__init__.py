@@ -1,6 +1,7 @@
 """The platform's model layer. Callers see plain dataclasses and two functions:
 
     stream_reply(model=, system_prompt=, history=, message=, tools=, on_text=)  a streamed reply with the tool loop
+    continue_reply(model=, system_prompt=, messages=, decided=, ...)            the rest of a reply paused for approvals
     complete(model=, system_prompt=, prompt=, timeout=)                         one request, for side steps
 
 A model is named `offline`, `openai:<model>`, `anthropic:<model>` or `bedrock:<model>` (CONTRACT §7).
@@ -18,7 +19,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
-from chatplatform.llm.loop import ReplyBuilder, complete, parse_or_raise, run_tool, stream_reply
+from chatplatform.llm.loop import ReplyBuilder, complete, continue_reply, parse_or_raise, run_tool, stream_reply
 from chatplatform.llm.types import (
     Attachment,
     Completion,
@@ -27,6 +28,7 @@ from chatplatform.llm.types import (
     ModelError,
     ReplyDone,
     ReplyEvent,
+    ReplyPaused,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
@@ -35,6 +37,8 @@ from chatplatform.llm.types import (
     cost,
     describe,
     estimate_tokens,
+    messages_from_json,
+    messages_to_json,
 )
 from chatplatform.model_names import ModelRef
 
@@ -48,6 +52,7 @@ __all__ = [
     "ReplyBuilder",
     "ReplyDone",
     "ReplyEvent",
+    "ReplyPaused",
     "TextDelta",
     "ToolCallEvent",
     "ToolResultEvent",
@@ -55,9 +60,12 @@ __all__ = [
     "Usage",
     "clear_model_cache",
     "complete",
+    "continue_reply",
     "cost",
     "describe",
     "estimate_tokens",
+    "messages_from_json",
+    "messages_to_json",
     "preload",
     "run_tool",
     "stream_reply",

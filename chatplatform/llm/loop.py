@@ -31,6 +31,7 @@ from chatplatform.llm.types import (
     ModelRequest,
     ReplyDone,
     ReplyEvent,
+    ReplyPaused,
     TextDelta,
     ToolCall,
     ToolCallEvent,
@@ -153,11 +154,25 @@ async def _reply(
     tools: Sequence[ToolSpec],
     max_round_trips: int,
     on_text: Callable[[str], None],
+    *,
+    round_trips: int = 0,
+    decided: dict[str, tuple[bool, str]] | None = None,
+    text_so_far: str = "",
 ) -> AsyncIterator[ReplyEvent]:
+    """The loop. Given `decided` (call id → (approved, reason)), the conversation ends with the
+    model's calls of a paused reply: they run (or are refused) first, then the loop goes on, its
+    text after `text_so_far` (the reply's text before the pause)."""
     reply = ReplyBuilder(on_text)
+    if text_so_far:
+        reply.texts.append(text_so_far)
     by_name = {spec.name: spec for spec in tools}
     usage = Usage()
-    for round_trip in range(1, max_round_trips + 1):
+    if decided is not None:
+        last = messages[-1]
+        assert isinstance(last, AssistantTurn)
+        async for event in _run_calls(last.tool_calls, by_name, messages, decided):
+            yield event
+    for round_trip in range(round_trips + 1, max_round_trips + 1):
         reply.new_part()
         try:
             request = ModelRequest(ref.model, system_prompt, tuple(messages), tuple(tools))
@@ -170,14 +185,81 @@ async def _reply(
             break
         for call in response.tool_calls:
             yield ToolCallEvent(call.id, call.name, _arguments(call.arguments) or {})
-        results = await asyncio.gather(*(_call(call, by_name) for call in response.tool_calls))
-        for result in results:
-            yield result
+        pending = tuple((call, approval) for call in response.tool_calls if (approval := _approval(call, by_name)) is not None)
         messages.append(AssistantTurn("".join(reply.part), response.tool_calls))
-        messages += [_output(call, result) for call, result in zip(response.tool_calls, results, strict=True)]
+        if pending:
+            yield ReplyPaused(reply.so_far, usage, str(ref), response.tool_calls, pending, tuple(messages), round_trip)
+            return
+        async for event in _run_calls(response.tool_calls, by_name, messages, {}):
+            yield event
         if round_trip == max_round_trips:
             reply.limit(max_round_trips)
     yield reply.done(usage, str(ref))
+
+
+def _approval(call: ToolCall, tools: dict[str, ToolSpec]) -> dict[str, Any] | None:
+    """The approval this call waits for; None when it runs at once."""
+    spec = tools.get(call.name)
+    arguments = _arguments(call.arguments)
+    if spec is None or spec.approval is None or arguments is None:
+        return None
+    return spec.approval(arguments)
+
+
+async def _run_calls(
+    calls: Sequence[ToolCall], tools: dict[str, ToolSpec], messages: list[Any], decided: dict[str, tuple[bool, str]]
+) -> AsyncIterator[ReplyEvent]:
+    """Run the calls concurrently (a refused one is not run: the refusal is its result), their results appended to `messages`."""
+
+    async def one(call: ToolCall) -> ToolResultEvent:
+        approved, reason = decided.get(call.id, (True, ""))
+        if not approved:
+            refusal = f"not run: a person refused this call ({reason})" if reason else "not run: a person refused this call"
+            return ToolResultEvent(call.id, call.name, _arguments(call.arguments) or {}, None, refusal, 0.0)
+        return await _call(call, tools)
+
+    results = await asyncio.gather(*(one(call) for call in calls))
+    for result in results:
+        yield result
+    messages += [_output(call, result) for call, result in zip(calls, results, strict=True)]
+
+
+async def continue_reply(
+    *,
+    model: str,
+    system_prompt: str,
+    messages: list[HistoryMessage | AssistantTurn | ToolOutput],
+    decided: dict[str, tuple[bool, str]],
+    round_trips: int,
+    tools: list[ToolSpec] | None = None,
+    max_round_trips: int = 10,
+    on_text: Callable[[str], None],
+    text_so_far: str = "",
+) -> AsyncIterator[ReplyEvent]:
+    """The rest of a paused reply (ReplyPaused), once its calls are decided: `decided` maps each
+    call id to (approved, reason); calls it does not name run. Events as `stream_reply`'s; the
+    final text (ReplyDone, or ReplyPaused again) includes `text_so_far`."""
+    ref = parse_or_raise(model)
+    events = _reply(
+        ref,
+        system_prompt,
+        messages,
+        tools or [],
+        max_round_trips,
+        on_text,
+        round_trips=round_trips,
+        decided=decided,
+        text_so_far=text_so_far,
+    )
+    async with aclosing(events):
+        try:
+            async for event in events:
+                yield event
+        except ModelError:
+            raise
+        except Exception as exc:
+            logger.warning("%s failed with an unmapped error", ref, exc_info=exc)
+            raise ModelError(f"{ref}: {describe(exc)}") from exc
 
 
 async def stream_reply(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -94,6 +95,9 @@ class ToolSpec:
     parameters_json_schema: dict[str, Any]
     call: Callable[[dict[str, Any]], Awaitable[Any]]
     timeout: float | None = None
+    # The approval a call with these arguments waits for before it runs (None: it runs at once):
+    # {toolId, timeoutSeconds, approverRoles}. Without this function no call of the tool waits.
+    approval: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -204,7 +208,55 @@ class ReplyDone:
     limit_reached: bool = False  # the tool loop hit `max_round_trips`; `text` ends with a note saying so
 
 
-ReplyEvent = TextDelta | ToolCallEvent | ToolResultEvent | ReplyDone
+@dataclass(frozen=True)
+class ReplyPaused:
+    """The end of a reply that waits for people: the model asked for `calls`, of which `pending`
+    need an approval before they run; none of them ran. `messages` is the conversation so far,
+    ending with the model's calls: the reply goes on from it (`continue_reply`) once they are decided."""
+
+    text: str
+    usage: Usage
+    model: str
+    calls: tuple[ToolCall, ...]
+    pending: tuple[tuple[ToolCall, dict[str, Any]], ...]  # each with its ToolSpec's approval
+    messages: tuple[Message, ...]
+    round_trips: int  # model requests made so far
+
+
+ReplyEvent = TextDelta | ToolCallEvent | ToolResultEvent | ReplyDone | ReplyPaused
+
+
+# --- A paused reply kept as JSON (the conversation of the loop so far) ---------------------------------
+
+
+def messages_to_json(messages: tuple[Message, ...] | list[Message]) -> list[dict[str, Any]]:
+    """The loop's messages as JSON, to keep a paused reply in the database."""
+    kept: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, HistoryMessage):
+            files = [{"name": a.name, "mimeType": a.mime_type, "data": base64.b64encode(a.data).decode()} for a in message.attachments]
+            kept.append({"role": message.role, "text": message.text, "attachments": files})
+        elif isinstance(message, AssistantTurn):
+            calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
+            kept.append({"role": "assistant-turn", "text": message.text, "calls": calls})
+        else:
+            call = {"id": message.call.id, "name": message.call.name, "arguments": message.call.arguments}
+            kept.append({"role": "tool", "call": call, "content": message.content, "error": message.error})
+    return kept
+
+
+def messages_from_json(kept: list[dict[str, Any]]) -> list[Message]:
+    messages: list[Message] = []
+    for item in kept:
+        if item["role"] == "assistant-turn":
+            messages.append(AssistantTurn(item["text"], tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in item["calls"])))
+        elif item["role"] == "tool":
+            call = item["call"]
+            messages.append(ToolOutput(ToolCall(call["id"], call["name"], call["arguments"]), item["content"], item["error"]))
+        else:
+            files = tuple(Attachment(f["name"], f["mimeType"], base64.b64decode(f["data"])) for f in item.get("attachments", ()))
+            messages.append(HistoryMessage(item["role"], item["text"], files))
+    return messages
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,9 @@ class Access(Enum):
     NOT_FOUND = "the /api/ catch-all: 404 in the envelope for all"
     PAGE = "a page: anonymous redirected to sign in, a signed-in person served"
     DJANGO_ADMIN = "the Django admin: staff only; others are sent to its login"
-    TURN = "a turn: every credential and refusal is tested on each transport in tests/converse/test_one_way_in.py"
+    # Turns and their sessions' running turns: tests/converse/test_one_way_in.py (every credential and
+    # refusal on each transport), test_durable_turns.py and test_approvals.py (another user's session: 404).
+    TURN = "a turn, or a session's running turn"
 
 
 # "METHOD route" as Django writes the route → who may use it.
@@ -44,6 +46,10 @@ ACCESS: dict[str, Access] = {
     "GET api/chat/chat-apps": Access.FOR_USER,
     "GET api/chat/sessions": Access.FOR_USER,
     "POST api/chat/converse": Access.TURN,
+    "GET api/chat/sessions/<str:sessionId>/stream": Access.TURN,
+    "POST api/chat/sessions/<str:sessionId>/stop": Access.TURN,
+    "GET api/chat/sessions/<str:sessionId>/approvals": Access.TURN,
+    "POST api/chat/sessions/<str:sessionId>/approvals/<str:approvalId>": Access.TURN,
     "GET api/chat/sessions/<str:sessionId>/messages": Access.OWNED,
     "POST api/chat/sessions/<str:sessionId>/title": Access.OWNED,
     "GET api/chat/sessions/<str:sessionId>/feedback": Access.OWNED,

@@ -83,7 +83,9 @@ async def _websocket(headers: dict[str, str], data: dict[str, Any]) -> tuple[int
 
 
 def _without_ids(answer: Any) -> Any:
-    return {key: value for key, value in answer.items() if key not in {"sessionId", "messageId"}} if isinstance(answer, dict) else answer
+    if not isinstance(answer, dict):
+        return answer
+    return {key: value for key, value in answer.items() if key not in {"sessionId", "messageId", "eventId"}}
 
 
 async def _remaining(headers: dict[str, str]) -> str:

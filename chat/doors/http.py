@@ -1,0 +1,89 @@
+"""What the doors served over HTTP share (docs/api.md): the caller of a request, answers in the
+envelope with `Allow` and the rate-limit headers every API answer carries, and a turn's events as
+Server-Sent Events.
+
+`DoorView` is an async Django view: Django checks the host, redirects to HTTPS, adds the security
+headers and bounds the body, as for every other path. A cookie's CSRF token is checked by the
+admission (chat.users.authentication.user_for_cookie), so the view itself is CSRF-exempt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.utils.decorators import method_decorator
+from django.views import View
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import exceptions
+
+from chat import turn
+from chat.users.authentication import bearer_token
+from chatplatform.api import bodies
+from chatplatform.api.exceptions import handle
+from chatplatform.api.ratelimit import Budget
+from chatplatform.api.views import client_address
+
+
+def caller_of(request: HttpRequest) -> turn.Caller:
+    """Who sends the request: a bearer token wins over the cookie, as for every API view."""
+    address = client_address(request)
+    token = bearer_token(request.headers.get("Authorization", ""))
+    if token is not None:
+        return turn.BearerCaller(token, address)
+    if request.COOKIES:
+        return turn.CookieCaller(request, address)
+    return turn.Caller(address)
+
+
+@method_decorator(csrf_exempt, name="dispatch")
+class DoorView(View):
+    """Base of the doors' async views: their answers, refusals and event streams."""
+
+    def allowed(self) -> str:
+        return ", ".join(method.upper() for method in self.http_method_names if hasattr(self, method) and method != "head")
+
+    def headed(self, response: HttpResponse | StreamingHttpResponse, budget: Budget | None) -> Any:
+        response["Allow"] = self.allowed()
+        for name, value in (budget.headers() if budget is not None else {}).items():
+            response[name] = value
+        return response
+
+    def answer(self, data: Any, budget: Budget | None, status: int = 200) -> HttpResponse:
+        return self.headed(HttpResponse(orjson.dumps(data), status=status, content_type="application/json"), budget)
+
+    def refuse(self, error: Exception, budget: Budget | None = None) -> HttpResponse:
+        """The error in the envelope, with its status and the headers its handler gives (WWW-Authenticate, Retry-After)."""
+        refused = handle(error)
+        response = self.answer(refused.data, budget, refused.status_code)
+        for name, value in refused.items():
+            if name.lower() != "content-type":
+                response[name] = value
+        return response
+
+    def stream(self, events: turn.Reader, budget: Budget | None) -> StreamingHttpResponse:
+        """The events as Server-Sent Events. Leaving early (the client went away) only stops the
+        writing: the turn runs on."""
+        response = StreamingHttpResponse(turn.sse_chunks(events), content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"  # nginx passes the events through as they come
+        return self.headed(response, budget)
+
+    def body(self, request: HttpRequest) -> bytes:
+        """The request's body; 413 past the API's limit (Django bounds it)."""
+        try:
+            return request.body
+        except RequestDataTooBig:
+            raise bodies.too_large() from None
+
+    async def options(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return self.answer({"success": True}, None)
+
+    async def http_method_not_allowed(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return self.refuse(exceptions.MethodNotAllowed(request.method or ""))
+
+
+def wants_events(request: HttpRequest) -> bool:
+    return "text/event-stream" in request.headers.get("Accept", "")

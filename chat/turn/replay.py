@@ -1,0 +1,385 @@
+"""Where a turn's events are kept, so that any client can follow a turn from any process: resume
+after a reload, a second tab, another device (docs/api.md, "Resume, stop and approvals").
+
+In the process that runs a turn, its events are a `Turn` (chat.turn.events): readers there follow
+it directly. With REDIS_URL every event is also appended to a Redis stream per turn
+(`chat:turn:<messageId>`, entry `<n>-0` for event n, `<n>-1` marking the end after event n),
+written in batches (one round trip for the events of a moment, not one per token), and kept for
+CHAT_STREAM_REPLAY_SECONDS after the turn ends. Another process mirrors a turn its clients follow:
+one read of the stream so far, then one blocking read per process for every turn it mirrors
+(`Follower`), each mirror a Turn its readers read as the running process's readers do.
+`chat:turns:session:<sessionId>` names the session's latest turn; `chat:turns:alive:<id>` lives
+while the turn runs (renewed with its lease), so the mirror of a turn whose process died ends
+instead of waiting for ever. A stop travels on the channel `chat:turns:control`, which every
+process that runs turns listens to.
+
+Without Redis (the embedded default: one process) the kept Turns are the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+import weakref
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
+
+import orjson
+from django.conf import settings
+from django.core.cache import caches
+
+from chat.turn.events import Turn, TurnEvent, parse_event_id
+from chatplatform import redis_cache
+
+logger = logging.getLogger(__name__)
+
+ALIVE_SECONDS = 45  # a turn renews its mark every 10 s (its lease's period); three missed renewals: it is gone
+FOLLOW_BLOCK_MS = 5000  # the follower's blocking read; after a quiet one it checks the followed turns are alive
+CONTROL_CHANNEL = "chat:turns:control"
+END = "_end"  # the type of the entry that ends a turn's stream
+STORE_CONNECTIONS = 500
+
+
+def _stream_key(message_id: str) -> str:
+    return f"chat:turn:{message_id}"
+
+
+def _latest_key(session_id: uuid.UUID | str) -> str:
+    return f"chat:turns:session:{session_id}"
+
+
+def _alive_key(message_id: str) -> str:
+    return f"chat:turns:alive:{message_id}"
+
+
+class Reader(Protocol):
+    """What the transports read a turn through (a TurnReader, of a turn or of its mirror)."""
+
+    @property
+    def message_id(self) -> str: ...
+
+    async def batch(self, quiet_after: float | None = None) -> list[TurnEvent] | None: ...
+
+    def close(self) -> None: ...
+
+    def __aiter__(self) -> AsyncIterator[TurnEvent]: ...
+
+
+class Running:
+    """A turn running in this process: its events, and how to stop it."""
+
+    def __init__(self, session_id: uuid.UUID, turn: Turn, stop: Callable[[], None]) -> None:
+        self.session_id, self.turn, self.stop = session_id, turn, stop
+
+
+class Store:
+    """The turns of this process's event loop: running, and kept after they end."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.kept: dict[str, Turn] = {}  # messageId → Turn, running or ended (until forgotten)
+        self.latest: dict[str, str] = {}  # sessionId → messageId of its latest turn
+        self.running: dict[str, Running] = {}  # sessionId → its turn running here
+
+    # --- the turn's side --------------------------------------------------------------------------
+
+    def new_turn(self, *, first: int = 1) -> Turn:
+        return Turn(first=first)
+
+    def started(self, session_id: uuid.UUID, turn: Turn, stop: Callable[[], None]) -> None:
+        """The turn has its answer's id (its `session` event is emitted): it can be found and stopped."""
+        key = str(session_id)
+        self.kept[turn.message_id] = turn
+        self.latest[key] = turn.message_id
+        self.running[key] = Running(session_id, turn, stop)
+
+    def ended(self, session_id: uuid.UUID, turn: Turn) -> None:
+        key = str(session_id)
+        running = self.running.get(key)
+        if running is not None and running.turn is turn:
+            del self.running[key]
+        if turn.message_id:
+            self.loop.call_later(settings.CHAT_STREAM_REPLAY_SECONDS, self._forget, key, turn)
+
+    def _forget(self, session_key: str, turn: Turn) -> None:
+        if self.kept.get(turn.message_id) is turn:
+            del self.kept[turn.message_id]
+        if self.latest.get(session_key) == turn.message_id and session_key not in self.running:
+            del self.latest[session_key]
+
+    def alive(self, message_id: str) -> None:
+        """The turn still runs (its lease was renewed)."""
+
+    # --- the readers' side ------------------------------------------------------------------------
+
+    async def open(self, session_id: uuid.UUID, last_event_id: str | None) -> Reader | None:
+        """A reader of the session's latest turn, after `last_event_id` when it names that turn (from
+        its start otherwise); None when the session has no turn running or kept."""
+        message_id = self.latest.get(str(session_id))
+        turn = self.kept.get(message_id or "")
+        if turn is None:
+            return None
+        return turn.reader(_after(last_event_id, turn.message_id))
+
+    async def stop(self, session_id: uuid.UUID) -> bool:
+        """Stop the session's running turn; whether one was running."""
+        running = self.running.get(str(session_id))
+        if running is None:
+            return False
+        running.stop()
+        return True
+
+    async def close(self) -> None:
+        pass
+
+
+def _after(last_event_id: str | None, message_id: str) -> int:
+    parsed = parse_event_id(last_event_id)
+    return parsed[1] if parsed is not None and parsed[0] == message_id else 0
+
+
+class RedisStore(Store):
+    """The local store, with every event also in Redis for the readers of other processes."""
+
+    def __init__(self, client: Any, following: Any) -> None:
+        super().__init__()
+        self.client = client
+        self.follower = Follower(client, following)
+        self.waiting: list[tuple[str, TurnEvent | None, str, int]] = []  # (messageId, event or the end, sessionId, last n)
+        self.writer: asyncio.Task[None] | None = None
+        self.listener: asyncio.Task[None] | None = None
+
+    def new_turn(self, *, first: int = 1) -> Turn:
+        self._listen()
+        turn = Turn(first=first)
+        session_of: dict[str, str] = {}
+
+        def record(event: TurnEvent | None) -> None:
+            if event is not None and event.type == "session":
+                session_of["id"] = event.data["sessionId"]
+            if turn.message_id:
+                self.waiting.append((turn.message_id, event, session_of.get("id", ""), turn.last))
+                if self.writer is None:
+                    self.writer = self.loop.create_task(self._write(), name="turn-events-writer")
+
+        turn._on_event = record
+        return turn
+
+    async def _write(self) -> None:
+        """Append what the turns emitted since the last round trip, in one pipeline; at most one under way."""
+        try:
+            while self.waiting:
+                batch, self.waiting = self.waiting, []
+                pipe = self.client.pipeline(transaction=False)
+                keep, alive = settings.CHAT_STREAM_REPLAY_SECONDS, ALIVE_SECONDS
+                for message_id, event, session_id, last in batch:
+                    key = _stream_key(message_id)
+                    if event is None:
+                        pipe.xadd(key, {"t": END}, id=f"{last}-1")
+                        pipe.expire(key, keep)
+                        pipe.delete(_alive_key(message_id))
+                        if session_id:
+                            pipe.expire(_latest_key(session_id), keep)
+                        continue
+                    fields = {"t": event.type, "d": orjson.dumps(event.data), "s": event.status}
+                    pipe.xadd(key, fields, id=f"{event.n}-0")
+                    if event.type == "session":
+                        # Until it ends the turn's keys live at least as long as it may pause for a person.
+                        pipe.expire(key, keep + 86400)
+                        pipe.set(_latest_key(session_id), message_id, ex=keep + 86400)
+                        pipe.set(_alive_key(message_id), 1, ex=alive)
+                try:
+                    await pipe.execute(raise_on_error=False)
+                except Exception:
+                    logger.warning("turn events could not be kept in Redis; resuming from another process will miss them", exc_info=True)
+        finally:
+            self.writer = None
+
+    def alive(self, message_id: str) -> None:
+        async def mark() -> None:
+            with contextlib.suppress(Exception):
+                await self.client.set(_alive_key(message_id), 1, ex=ALIVE_SECONDS)
+
+        self.loop.create_task(mark(), name="turn-alive")
+
+    async def open(self, session_id: uuid.UUID, last_event_id: str | None) -> Reader | None:
+        local = await super().open(session_id, last_event_id)
+        if local is not None and str(session_id) in self.running:
+            return local
+        message_id = await self.client.get(_latest_key(session_id))
+        if message_id is None:
+            return local
+        message_id = message_id.decode() if isinstance(message_id, bytes) else str(message_id)
+        if local is not None and self.latest.get(str(session_id)) == message_id:
+            return local
+        mirror = await self.follower.mirror(message_id)
+        return None if mirror is None else mirror.reader(_after(last_event_id, message_id))
+
+    async def stop(self, session_id: uuid.UUID) -> bool:
+        if await super().stop(session_id):
+            return True
+        message_id = await self.client.get(_latest_key(session_id))
+        if message_id is None:
+            return False
+        message_id = message_id.decode() if isinstance(message_id, bytes) else str(message_id)
+        if not await self.client.exists(_alive_key(message_id)):
+            return False
+        await self.client.publish(CONTROL_CHANNEL, orjson.dumps({"stop": str(session_id), "messageId": message_id}))
+        return True
+
+    def _listen(self) -> None:
+        if self.listener is None or self.listener.done():
+            self.listener = self.loop.create_task(self._control(), name="turn-control")
+
+    async def _control(self) -> None:
+        """Stop the turns of this process that another process was asked to stop."""
+        while True:
+            try:
+                async with self.client.pubsub() as pubsub:
+                    await pubsub.subscribe(CONTROL_CHANNEL)
+                    async for message in pubsub.listen():
+                        if message.get("type") != "message":
+                            continue
+                        order = orjson.loads(message["data"])
+                        running = self.running.get(order.get("stop", ""))
+                        if running is not None and running.turn.message_id == order.get("messageId"):
+                            running.stop()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("the turn control channel failed; listening again in 1 s", exc_info=True)
+                await asyncio.sleep(1)
+
+    async def close(self) -> None:
+        for task in (self.listener, self.follower.task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+
+class Follower:
+    """This process's mirrors of turns other processes run: a Turn per followed turn, filled from
+    its Redis stream by one blocking read for all of them (`following`: a client whose commands may
+    block), so that a thousand readers cost one round trip per batch of events, not a thousand."""
+
+    def __init__(self, client: Any, following: Any) -> None:
+        self.client, self.following = client, following
+        self.mirrors: dict[str, Turn] = {}  # messageId → its mirror, while the turn runs
+        self.positions: dict[str, Any] = {}  # messageId → the id of the last entry read
+        self.task: asyncio.Task[None] | None = None
+        self.wake_key = f"chat:turns:wake:{uuid.uuid4()}"
+
+    async def mirror(self, message_id: str) -> Turn | None:
+        """The mirror of a turn, filled with what it emitted so far; None when nothing of it is kept."""
+        mirror = self.mirrors.get(message_id)
+        if mirror is not None:
+            return mirror
+        entries = await self.client.xrange(_stream_key(message_id), "-", "+")
+        if not entries:
+            return None
+        mirror = self.mirrors.get(message_id)  # another reader made it meanwhile
+        if mirror is not None:
+            return mirror
+        mirror = Turn(first=_n(entries[0][0]))
+        mirror.message_id = message_id
+        for position, (entry_id, fields) in enumerate(entries, start=1):
+            # The end of a run that paused for approvals and went on is not the turn's end.
+            if position == len(entries) or _text(fields.get(b"t", fields.get("t"))) != END:
+                _apply(mirror, entry_id, fields)
+        if not mirror.ended:
+            self.mirrors[message_id], self.positions[message_id] = mirror, entries[-1][0]
+            if self.task is None or self.task.done():
+                self.task = asyncio.get_running_loop().create_task(self._follow(), name="turn-follower")
+            else:
+                await self.client.xadd(self.wake_key, {"w": 1}, maxlen=1)  # the blocking read takes the new stream now
+        return mirror
+
+    async def _follow(self) -> None:
+        """Read every mirrored stream's new entries, blocking until some come; end the mirrors of
+        turns that ended, or whose process died (their mark of life gone)."""
+        wake = "$"
+        while self.mirrors:
+            streams = {_stream_key(message_id): self.positions[message_id] for message_id in self.mirrors}
+            try:
+                answer = await self.following.xread({**streams, self.wake_key: wake}, block=FOLLOW_BLOCK_MS, count=1000)
+            except Exception:
+                logger.warning("following turns of other processes failed; trying again in 1 s", exc_info=True)
+                await asyncio.sleep(1)
+                continue
+            for key, entries in answer or []:
+                key = key.decode() if isinstance(key, bytes) else key
+                if key == self.wake_key:
+                    wake = entries[-1][0]
+                    continue
+                message_id = key.removeprefix("chat:turn:")
+                mirror = self.mirrors.get(message_id)
+                if mirror is None:
+                    continue
+                for entry_id, fields in entries:
+                    _apply(mirror, entry_id, fields)
+                self.positions[message_id] = entries[-1][0]
+            if not answer:
+                await self._end_the_dead()
+            for message_id in [message_id for message_id, mirror in self.mirrors.items() if mirror.ended]:
+                del self.mirrors[message_id], self.positions[message_id]
+
+    async def _end_the_dead(self) -> None:
+        """A quiet spell: end the mirrors of turns whose process died without ending them."""
+        for message_id, mirror in list(self.mirrors.items()):
+            if not await self.client.exists(_alive_key(message_id)):
+                rest = await self.client.xrange(_stream_key(message_id), f"({_text(self.positions[message_id])}", "+")
+                for entry_id, fields in rest:
+                    _apply(mirror, entry_id, fields)
+                mirror.emit(None)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _n(entry_id: Any) -> int:
+    return int(_text(entry_id).split("-")[0])
+
+
+def _apply(mirror: Turn, entry_id: Any, fields: dict[Any, Any]) -> None:
+    """An entry of a turn's stream, emitted on its mirror: an event, or the end."""
+    decoded = {_text(key): value for key, value in fields.items()}
+    kind = _text(decoded["t"])
+    if kind == END:
+        mirror.emit(None)
+        return
+    if _n(entry_id) != mirror.last + 1:  # written twice (a retried batch): once is enough
+        return
+    mirror.emit(TurnEvent(kind, orjson.loads(decoded["d"]), int(decoded.get("s") or 200)))
+
+
+# One store per event loop: its Turns, and its Redis connections, belong to the loop that made them.
+_stores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Store] = weakref.WeakKeyDictionary()
+
+
+def store() -> Store:
+    loop = asyncio.get_running_loop()
+    found = _stores.get(loop)
+    if found is None:
+        cache = caches["default"]
+        if isinstance(cache, redis_cache.RedisCache) and settings.CHAT_STREAM_REPLAY_SECONDS > 0:
+            following = cache.async_write_client(max_connections=2, blocking_seconds=FOLLOW_BLOCK_MS / 1000)
+            # Resumes come in bursts (a deploy reconnects every tab at once): they do not wait for a connection.
+            found = RedisStore(cache.async_write_client(max_connections=STORE_CONNECTIONS), following)
+        else:
+            found = Store()
+        _stores[loop] = found
+    return found
+
+
+async def resume(session_id: uuid.UUID, last_event_id: str | None) -> Reader | None:
+    """A reader of the session's latest turn after `last_event_id`; None when there is none to follow."""
+    return await store().open(session_id, last_event_id)
+
+
+async def stop(session_id: uuid.UUID) -> bool:
+    """Stop the session's running turn, in whichever process runs it; whether one was running."""
+    return await store().stop(session_id)
