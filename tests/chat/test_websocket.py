@@ -30,7 +30,7 @@ async def _refusal(communicator: WebsocketCommunicator) -> tuple[int, str]:
     assert connected, "accepted, so that the client sees the close code and reason"
     closed = await communicator.receive_output(timeout=5)
     assert closed["type"] == "websocket.close", closed
-    await communicator.wait(5)
+    await communicator.disconnect(timeout=5)  # the client's answer to the close ends the consumer
     return closed["code"], closed["reason"]
 
 
