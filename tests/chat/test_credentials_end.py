@@ -135,3 +135,19 @@ def test_the_cookie_of_a_token_exchange_lives_no_longer_than_the_token():
     # The token is still within its 30 s leeway; the cookie it became has ended with its `exp`.
     assert Client(HTTP_AUTHORIZATION=f"Bearer {token}").get("/api/chat/user").status_code == 200
     assert_error(browser.get("/api/chat/user"), 401, "AUTHENTICATION_REQUIRED")
+
+
+def test_a_person_signed_in_through_single_sign_on_is_out_of_the_pages_once_deactivated(settings):
+    settings.AUTHENTICATION_BACKENDS = [*settings.AUTHENTICATION_BACKENDS, "chat.users.oidc.ClaimsBackend"]
+    settings.OIDC_RP_CLIENT_ID, settings.OIDC_RP_CLIENT_SECRET = "chat-platform", "provider-secret"
+    settings.OIDC_OP_TOKEN_ENDPOINT = settings.OIDC_OP_USER_ENDPOINT = "http://127.0.0.1:9/unused"
+    settings.OIDC_RP_SIGN_ALGO = "HS256"
+    ChatAppFactory(chat_app_id="support")
+    browser = Client()
+    browser.force_login(ChatUser.objects.create_user("grace-oidc"), backend="chat.users.oidc.ClaimsBackend")
+    assert browser.get("/chat/support/").status_code == 200
+
+    _deactivate_in_the_admin("grace-oidc")
+
+    assert browser.get("/chat/support/")["Location"].startswith("/accounts/login/")
+    assert_error(browser.get("/api/chat/user"), 401, "AUTHENTICATION_REQUIRED")
