@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from agents.serializers import StrictCharField
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource, SessionStatus
+from chat.sessions.traces import traces_for_users
 
 # --- sessions, messages, feedback, converse (CONTRACT §5, SPEC.md "Send message") -------------
 
@@ -74,7 +75,8 @@ class ChatSessionSerializer(serializers.Serializer):
 
 
 class ChatMessageSerializer(serializers.Serializer):
-    """ChatMessage (CONTRACT §5). `traces` only where the context asks for them (the Admin API)."""
+    """ChatMessage (CONTRACT §5). `traces` only where the context asks for them: `include_traces`
+    "all" as stored (the Admin API), "users" without the reasons of failures (chat.sessions.traces)."""
 
     messageId = serializers.UUIDField()
     sessionId = serializers.UUIDField()
@@ -119,8 +121,9 @@ class ChatMessageSerializer(serializers.Serializer):
             data["citations"] = message.citations
         if message.stop_reason:
             data["stopReason"] = message.stop_reason
-        if self.context.get("include_traces"):
-            data["traces"] = message.traces
+        shown = self.context.get("include_traces")
+        if shown:
+            data["traces"] = message.traces if shown == "all" else traces_for_users(message.traces or [])
         return data
 
 
