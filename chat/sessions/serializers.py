@@ -10,6 +10,7 @@ from rest_framework import serializers
 from agents.serializers import StrictCharField
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource, SessionStatus
 from chat.sessions.traces import traces_for_users
+from chatplatform.api.fields import WholeNumberField
 
 # --- sessions, messages, feedback, converse (CONTRACT §5, SPEC.md "Send message") -------------
 
@@ -132,12 +133,12 @@ class SessionsQuerySerializer(serializers.Serializer):
 
     userId = StrictCharField(required=False, allow_blank=True)
     chatAppId = StrictCharField(required=False, allow_blank=True)
-    limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
+    limit = WholeNumberField(required=False, default=20, min_value=1, max_value=100)
 
 
 class MessagesQuerySerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
-    limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=1000)
+    limit = WholeNumberField(required=False, default=50, min_value=1, max_value=1000)
 
 
 class TitleRequestSerializer(serializers.Serializer):
