@@ -10,7 +10,7 @@ from django.test import Client
 
 from chat.feedback.models import FeedbackComment, FeedbackType
 from tests.conftest import assert_error
-from tests.factories import ChatSessionFactory
+from tests.factories import ChatMessageFactory, ChatSessionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -263,3 +263,16 @@ def test_a_taken_feedback_id_is_refused_alike_whoever_holds_it_and_shows_nothing
     assert bob.get(f"/api/chat/sessions/{mine.pk}/feedback").json()["feedback"] == []
     kept = alice.get(f"/api/chat/sessions/{theirs.pk}/feedback").json()["feedback"]
     assert [(item["feedbackId"], item["userComment"]) for item in kept] == [("fb-2026-001", "the card number 4111 was shown")]
+
+
+def test_feedback_naming_a_message_of_another_session_is_refused_and_nothing_is_stored(client_for):
+    alice, bob = client_for("alice"), client_for("bob")
+    alice.get("/api/chat/user"), bob.get("/api/chat/user")
+    hers, his = ChatSessionFactory(user_id="alice"), ChatSessionFactory(user_id="bob")
+    his_message = ChatMessageFactory(session=his, message="bob's private question")
+    feedback = {"sessionId": str(hers.pk), "type": "other", "messageId": str(his_message.pk)}
+
+    response = alice.post("/api/chat/feedback", {"feedback": feedback}, format="json")
+
+    assert_error(response, 400, "INVALID_REQUEST", mentions=f"feedback.messageId: must name a message of session {hers.pk}")
+    assert alice.get(f"/api/chat/sessions/{hers.pk}/feedback").json()["feedback"] == []
