@@ -255,11 +255,15 @@ def test_a_taken_feedback_id_is_refused_alike_whoever_holds_it_and_shows_nothing
     by_another = assert_error(report(bob, mine, "mine"), 400, "INVALID_REQUEST")
     by_the_holder = assert_error(report(alice, theirs, "again"), 400, "INVALID_REQUEST")
 
-    assert by_another == by_the_holder == {
-        "success": False,
-        "error": "feedback.feedbackId: must be unique; leave it out and the service chooses one",
-        "code": "INVALID_REQUEST",
-    }
+    assert (
+        by_another
+        == by_the_holder
+        == {
+            "success": False,
+            "error": "feedback.feedbackId: must be unique; leave it out and the service chooses one",
+            "code": "INVALID_REQUEST",
+        }
+    )
     assert bob.get(f"/api/chat/sessions/{mine.pk}/feedback").json()["feedback"] == []
     kept = alice.get(f"/api/chat/sessions/{theirs.pk}/feedback").json()["feedback"]
     assert [(item["feedbackId"], item["userComment"]) for item in kept] == [("fb-2026-001", "the card number 4111 was shown")]
