@@ -15,6 +15,9 @@ def trace_for_users(trace: dict[str, Any]) -> dict[str, Any]:
     shown = dict(trace)
     if shown.get("error"):
         shown["error"] = TIMED_OUT if shown.get("outcome") == "timeout" else FAILED
+    lookup = shown.get("knowledgeBaseLookupOutput")
+    if isinstance(lookup, dict) and lookup.get("error"):  # an embeddings or retrieval service's failure
+        shown["knowledgeBaseLookupOutput"] = {**lookup, "error": FAILED}
     invocation = shown.get("agentCollaboratorInvocationOutput")
     if isinstance(invocation, dict) and isinstance(invocation.get("traces"), list):  # a collaborator's own stages
         shown["agentCollaboratorInvocationOutput"] = {**invocation, "traces": traces_for_users(invocation["traces"])}
