@@ -151,3 +151,28 @@ def test_a_person_signed_in_through_single_sign_on_is_out_of_the_pages_once_deac
 
     assert browser.get("/chat/support/")["Location"].startswith("/accounts/login/")
     assert_error(browser.get("/api/chat/user"), 401, "AUTHENTICATION_REQUIRED")
+
+
+async def test_a_cookie_socket_is_closed_with_4401_once_the_cookie_of_a_token_exchange_ended():
+    await sync_to_async(_app)()
+    browser = Client()
+    expires = time.time() + 2
+    exchanged = await sync_to_async(browser.post)(
+        "/api/chat/auth/session", HTTP_AUTHORIZATION=f"Bearer {bearer_token('carol', expires_in=2)}"
+    )
+    assert exchanged.status_code == 200
+    headers = [
+        (b"cookie", f"session={browser.cookies['session'].value}".encode()),
+        (b"origin", b"http://testserver"),
+        (b"host", b"testserver"),
+    ]
+    socket = WebsocketCommunicator(application, "/ws/chat/converse", headers=headers)
+    assert (await socket.connect())[0]
+    assert (await _turn(socket))["type"] == "done"
+
+    await asyncio.sleep(max(0.0, expires - time.time()) + 1)
+    refused, closed = await _refused_and_closed(socket)
+
+    signed_out = "signed out: the session this socket was opened with has ended; sign in again"
+    assert refused["code"] == "AUTHENTICATION_REQUIRED" and refused["error"] == signed_out
+    assert closed == {"type": "websocket.close", "code": 4401, "reason": signed_out}
