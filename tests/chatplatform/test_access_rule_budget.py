@@ -136,7 +136,7 @@ def test_two_threads_evaluating_one_rule_each_see_their_own_user():
 
 
 def test_sigterm_while_a_rule_is_evaluated_exits_within_the_drain_grace(migrated_sqlite, tmp_path):
-    """docs/deploy.md, "Shutdown": whatever a process is busy with, it exits within
+    """docs/deploy.md, "Graceful drain": whatever a process is busy with, it exits within
     CHAT_SHUTDOWN_GRACE_SECONDS of SIGTERM, even under an operator's generous rule budget."""
     grace = 1.0
     env = sqlite_env(migrated_copy(migrated_sqlite, tmp_path), CHAT_ACCESS_RULE_BUDGET_MS="120000", CHAT_SHUTDOWN_GRACE_SECONDS=str(grace))
