@@ -204,7 +204,10 @@ _TEXT = {
 }
 _USAGE_MEASURES = {
     "type": "object",
-    "properties": {"tokens": {"type": "integer", "minimum": 0, "nullable": True}, "costUsd": {"type": "number", "minimum": 0, "nullable": True}},
+    "properties": {
+        "tokens": {"type": "integer", "minimum": 0, "nullable": True},
+        "costUsd": {"type": "number", "minimum": 0, "nullable": True},
+    },
     "additionalProperties": False,
 }
 # The OpenAPI schema of what validate_features accepts, rule for rule.
