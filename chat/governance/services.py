@@ -16,7 +16,6 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from importlib import import_module
-from typing import Any
 
 from django.conf import settings
 from django.contrib.admin.models import LogEntry
@@ -231,8 +230,3 @@ def erase_user(*, user_id: str, actor: str, dry_run: bool = False) -> dict[str, 
             changes={kind: {"before": count, "after": 0} for kind, count in counts.items()},
         )
     return counts
-
-
-def erase_user_data_summary(counts: dict[str, Any]) -> str:
-    """The counts as one line, for the command and the Django admin's message."""
-    return ", ".join(f"{count} {kind}" for kind, count in counts.items())
