@@ -1,0 +1,22 @@
+"""Fixtures of these tests: the scripted model server, and a client of the whole ASGI application."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.asgi_client import AsgiClient
+from tests.conftest import bearer_token
+from tests.peers import openai_server  # noqa: F401  (a pytest fixture, registered by importing it here)
+
+
+@pytest.fixture
+def async_client_for(transactional_db: None) -> Callable[..., AsgiClient]:
+    """A client of the whole ASGI application with a user's bearer token, as in production."""
+
+    def make(user_id: str = "alice", *, admin: bool = False, **claims: Any) -> AsgiClient:
+        return AsgiClient(AUTHORIZATION=f"Bearer {bearer_token(user_id, admin=admin, **claims)}")
+
+    return make
