@@ -48,7 +48,8 @@ def _platform(settings, tmp_path: Path, openai_server, transactional_db) -> Path
 async def a_person_with_everything(client_for: Any, user_id: str) -> dict[str, Any]:
     """Sessions with messages and an attached file, feedback, prefs, widget data and usage, through the API."""
     client = client_for(user_id)
-    upload = encode_multipart(BOUNDARY, {"chatAppId": "support", "file": SimpleUploadedFile("notes.txt", b"private notes\n", content_type="text/plain")})
+    notes = SimpleUploadedFile("notes.txt", b"private notes\n", content_type="text/plain")
+    upload = encode_multipart(BOUNDARY, {"chatAppId": "support", "file": notes})
     file = (await client.post("/api/chat/files", upload, content_type=MULTIPART_CONTENT)).json()["file"]
     first = (await converse(client, files=[{"fileId": file["fileId"]}])).json()
     await converse(client, sessionId=first["sessionId"], message="And another thing")
