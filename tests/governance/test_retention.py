@@ -53,12 +53,13 @@ def a_session(chat_app_id: str, days_old: int, user_id: str = "alice") -> ChatSe
     file = ChatFile.objects.create(
         file_id=file_id, user_id=user_id, chat_app_id=chat_app_id, name="a.txt", mime_type="text/plain", size=5, storage_name=name
     )
-    ChatMessage.objects.create(session=session, user_id=user_id, source="user", message="hi", files=[file.as_message_file()], timestamp=then)
+    files = [file.as_message_file()]
+    ChatMessage.objects.create(session=session, user_id=user_id, source="user", message="hi", files=files, timestamp=then)
     answer = ChatMessage.objects.create(session=session, user_id=user_id, source="assistant", message="hello", timestamp=then)
     ChatSessionFeedback.objects.create(session=session, user_id=user_id, type="user_thumbs_up")
     ToolApproval.objects.create(session=session, message_id=answer.pk, call_id="c", tool_id="t", function="f", expires_at=then)
     for state in (DeliveryState.PENDING, DeliveryState.DELIVERED):
-        WebhookDelivery.objects.create(event="session.created", endpoint="http://127.0.0.1:9/", body="{}", session_id=session.pk, state=state)
+        WebhookDelivery.objects.create(event="session.created", endpoint="http://127.0.0.1:9/", body="", session_id=session.pk, state=state)
     return session
 
 
@@ -132,6 +133,7 @@ def test_retention_days_is_written_and_checked_through_the_admin_api(admin_clien
     cleared = admin_client.post("/api/chat-admin/chat-app", {"chatApp": {"chatAppId": "support", "retentionDays": None}}, format="json")
     assert cleared.json()["chatApp"]["retentionDays"] is None
     for wrong in (0, "soon", 2.5):
-        refused = admin_client.post("/api/chat-admin/chat-app", {"chatApp": {"chatAppId": "support", "retentionDays": wrong}}, format="json")
+        change = {"chatApp": {"chatAppId": "support", "retentionDays": wrong}}
+        refused = admin_client.post("/api/chat-admin/chat-app", change, format="json")
         body = assert_error(refused, 400, "INVALID_REQUEST")
         assert "retentionDays" in body["error"], body
