@@ -394,9 +394,12 @@ def forget_deleted(sender: Any, *, session_ids: list[str], message_ids: list[str
     if not isinstance(cache, redis_cache.RedisCache):
         return
     keys = [_stream_key(message_id) for message_id in message_ids] + [_latest_key(session_id) for session_id in session_ids]
-    client = cache.get_client(write=True)
-    for start in range(0, len(keys), 1000):
-        client.delete(*keys[start : start + 1000])
+    try:
+        client = cache._cache.get_client(write=True)
+        for start in range(0, len(keys), 1000):
+            client.delete(*keys[start : start + 1000])
+    except Exception:  # the sessions are gone; their events expire after CHAT_STREAM_REPLAY_SECONDS anyway
+        logger.warning("kept events of %d deleted sessions could not be dropped from Redis", len(session_ids), exc_info=True)
 
 
 async def resume(session_id: uuid.UUID, last_event_id: str | None) -> Reader | None:
