@@ -11,6 +11,7 @@ answers by dropping them from this process and from Redis).
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
@@ -20,7 +21,7 @@ from importlib import import_module
 from django.conf import settings
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.dispatch import Signal
 from django.utils import timezone
@@ -43,7 +44,7 @@ from chatplatform.models import AuditAction, AuditEntry
 # their kept stream events are dropped by the receiver chat.apps connects (chat.turn.replay).
 sessions_deleted = Signal()
 
-RETENTION_BATCH = 500  # sessions per transaction: short ones, so a turn never waits long for a row
+RETENTION_BATCH = 200  # sessions per transaction: short ones, so a turn never waits long for a row
 RETENTION_ACTOR = "retention"
 KINDS = ("sessions", "messages", "files", "feedback", "insights", "approvals", "webhookDeliveries")
 
@@ -135,6 +136,7 @@ def apply_retention(*, dry_run: bool = False, now: datetime | None = None, batch
             if not ids:
                 break
             last = ids[-1]
+            began = time.monotonic()
             with transaction.atomic():
                 rows = ChatSession.objects.filter(pk__in=ids, last_update__lt=cutoff)
                 if not dry_run:
@@ -143,6 +145,10 @@ def apply_retention(*, dry_run: bool = False, now: datetime | None = None, batch
                     per_app.setdefault(chat_app_id, Counter()).update(sessions_delete(session_ids=session_ids, dry_run=dry_run))
             if len(ids) < batch_size:
                 break
+            if not dry_run and connection.vendor == "sqlite":
+                # A write locks the whole SQLite database: as long a pause as the batch took lets
+                # the turns waiting on the lock in (their busy handler polls; PostgreSQL locks rows).
+                time.sleep(time.monotonic() - began)
     counts = {chat_app_id: {kind: counter[kind] for kind in KINDS} for chat_app_id, counter in sorted(per_app.items())}
     if counts and not dry_run:
         audit.record_event(
