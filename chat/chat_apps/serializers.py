@@ -33,6 +33,7 @@ def _distinct_choices(value: Any, allowed: list[str]) -> list[str]:
     return value
 
 
+@documented({"pattern": CHAT_APP_ID_PATTERN.pattern})
 def _check_chat_app_id(value: str) -> None:
     if not CHAT_APP_ID_PATTERN.match(value):
         raise serializers.ValidationError("must be 1 to 128 letters, digits, hyphens or underscores")

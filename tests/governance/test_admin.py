@@ -3,7 +3,10 @@ its delete both erase everything of the user, as the Admin API does: docs/data.m
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from chat.models import ChatApp, ChatMessage, ChatSession, ChatUser, WidgetData
@@ -50,3 +53,17 @@ def test_the_erase_action_and_the_delete_button_both_erase_everything_of_the_use
     assert not ChatSession.objects.exists() and not ChatMessage.objects.exists() and not WidgetData.objects.exists()
     entries = AuditEntry.objects.filter(object_type="erased user", actor="staff")
     assert entries.count() == 2 and all(entry.object_id.startswith("sha256:") for entry in entries)
+
+
+def test_erase_user_dry_run_counts_and_deletes_nothing_then_erases(db):
+    a_user_with_a_conversation("alice")
+    out = io.StringIO()
+    call_command("erase_user", "alice", "--dry-run", stdout=out)
+    assert out.getvalue().startswith("would delete: 1 sessions, 1 messages, 0 files")
+    assert "1 widgetData" in out.getvalue() and ChatUser.objects.filter(pk="alice").exists()
+
+    call_command("erase_user", "alice", stdout=io.StringIO())
+
+    assert not ChatUser.objects.filter(pk="alice").exists() and not ChatSession.objects.exists()
+    with pytest.raises(CommandError, match="user alice not found"):
+        call_command("erase_user", "alice")

@@ -25,6 +25,7 @@ from chat.models import (
     ToolApproval,
     WebhookDelivery,
 )
+from chat.tasks import delete_expired_sessions  # the job the worker runs every hour
 from chatplatform.models import AuditEntry
 from tests.conftest import assert_error
 from tests.factories import AgentFactory, ChatAppFactory
@@ -137,3 +138,10 @@ def test_retention_days_is_written_and_checked_through_the_admin_api(admin_clien
         refused = admin_client.post("/api/chat-admin/chat-app", change, format="json")
         body = assert_error(refused, 400, "INVALID_REQUEST")
         assert "retentionDays" in body["error"], body
+
+
+def test_the_workers_periodic_job_applies_retention(sessions):
+    counts = delete_expired_sessions.func()
+
+    assert {chat_app_id: kinds["sessions"] for chat_app_id, kinds in counts.items()} == {"gone": 1, "short": 1, "site": 1}
+    assert ChatSession.objects.count() == 2
