@@ -3,6 +3,7 @@ them, all of it."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from chat.feedback.models import ChatSessionFeedback
@@ -13,6 +14,10 @@ from chat.sessions.serializers import ChatMessageSerializer, ChatSessionSerializ
 from chat.users.models import ChatUser
 from chat.users.serializers import ChatUserSerializer
 from chat.widgets.models import WidgetData
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")  # as the Chat API writes its dates
 
 
 def user_export(*, user: ChatUser) -> dict[str, Any]:
@@ -28,7 +33,7 @@ def user_export(*, user: ChatUser) -> dict[str, Any]:
         "user": ChatUserSerializer(user).data,
         "prefs": user.prefs,
         "widgetData": [
-            {"scope": item.scope, "tag": item.tag, "data": item.data, "lastUpdate": item.last_update.isoformat()}
+            {"scope": item.scope, "tag": item.tag, "data": item.data, "lastUpdate": _iso(item.last_update)}
             for item in WidgetData.objects.filter(user=user).order_by("scope", "tag")
         ],
         "sessions": [
@@ -37,7 +42,7 @@ def user_export(*, user: ChatUser) -> dict[str, Any]:
         ],
         "feedback": FeedbackSerializer(feedback, many=True).data,
         "files": [
-            {**file.as_message_file(), "chatAppId": file.chat_app_id, "createDate": file.create_date.isoformat()}
+            {**file.as_message_file(), "chatAppId": file.chat_app_id, "createDate": _iso(file.create_date)}
             for file in ChatFile.objects.filter(user=user).order_by("-create_date")
         ],
     }

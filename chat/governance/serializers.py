@@ -7,10 +7,6 @@ from rest_framework import serializers
 from agents.serializers import StrictCharField
 
 
-class UserIdQuerySerializer(serializers.Serializer):
-    userId = StrictCharField(required=False, allow_blank=True)
-
-
 class UsageQuerySerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
     chatAppId = StrictCharField(required=False, allow_blank=True, help_text="the chat app's usage and limits; without it, all chat apps'")

@@ -10,11 +10,12 @@ from rest_framework.response import Response
 
 from chat.chat_apps.selectors import chat_app_get
 from chat.governance.selectors import user_export
-from chat.governance.serializers import UsageQuerySerializer, UsageSerializer, UserExportSerializer, UserIdQuerySerializer
+from chat.governance.serializers import UsageQuerySerializer, UsageSerializer, UserExportSerializer
 from chat.governance.services import erase_user, session_delete
 from chat.governance.usage import limits_for, usage_summary
 from chat.sessions.views import SESSION_ID, own_session
 from chat.users.models import ChatUser
+from chat.users.serializers import UserIdQuerySerializer
 from chat.users.services import user_get_or_create
 from chatplatform.api.errors import NotFound
 from chatplatform.api.permissions import acting_user_id
