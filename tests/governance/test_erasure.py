@@ -4,7 +4,6 @@ none of their files, and their open browser session is refused at its next reque
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,11 +29,7 @@ UPLOADS = {"fileUpload": {"enabled": True, "mimeTypesAllowed": ["text/plain"]}}
 
 
 @pytest.fixture(autouse=True)
-def _platform(settings, tmp_path: Path, openai_server, transactional_db) -> Path:
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "chat_files": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}},
-    }
+def _platform(settings, openai_server, transactional_db) -> None:
     settings.CHAT_SITE_FEATURES = {}
     settings.CHAT_TITLE_MODEL = "offline"
     settings.OPENAI_BASE_URL = openai_server.base_url
@@ -42,7 +37,6 @@ def _platform(settings, tmp_path: Path, openai_server, transactional_db) -> Path
     settings.CHAT_WEBHOOKS = [{"url": "http://127.0.0.1:9/hook", "secret": "s", "events": ["session.created", "feedback.created"]}]
     openai_server.script(lambda request: Reply(text="Here you are."))
     ChatAppFactory(chat_app_id="support", agent__agent_id="helper", agent__foundation_model="openai:test-model", features=UPLOADS)
-    return tmp_path
 
 
 async def a_person_with_everything(client_for: Any, user_id: str) -> dict[str, Any]:
@@ -86,7 +80,7 @@ def signed_in_browser(user_id: str) -> Client:
 
 
 async def test_after_erasure_no_table_and_no_stored_file_names_the_user_and_their_browser_is_signed_out(
-    async_client_for, client_for, _platform
+    async_client_for, client_for, chat_files
 ):
     erin = await a_person_with_everything(async_client_for, ERIN)
     await a_person_with_everything(async_client_for, BOB)
@@ -98,7 +92,7 @@ async def test_after_erasure_no_table_and_no_stored_file_names_the_user_and_thei
     before = await sync_to_async(rows_naming)(ERIN)
     assert {"chat_chatsession", "chat_chatmessage", "chat_chatfile", "chat_chatuser", "chat_widgetdata", "chat_usagecounter"} <= set(before)
     assert await WebhookDelivery.objects.filter(session_id__in=erin["sessions"]).aexists()
-    stored_files = {path.name for path in _platform.iterdir()}
+    stored_files = {path.name for path in chat_files.iterdir()}
     assert len(stored_files) == 2
 
     response = await async_client_for("root-admin", admin=True).request("DELETE", f"/api/chat-admin/users/{ERIN}")
@@ -110,7 +104,7 @@ async def test_after_erasure_no_table_and_no_stored_file_names_the_user_and_thei
     assert erased["widgetData"] == 1 and erased["prefs"] == 1 and erased["usageCounters"] == 4 and erased["approvals"] == 1
     assert erased["browserSessions"] == 1 and erased["webhookDeliveries"] >= 3
     assert await sync_to_async(rows_naming)(ERIN) == {}
-    remaining_files = {path.name for path in _platform.iterdir()}
+    remaining_files = {path.name for path in chat_files.iterdir()}
     assert len(remaining_files) == 1 and remaining_files < stored_files  # bob's file only
     assert "chat_chatsession" in await sync_to_async(rows_naming)(BOB)  # the other user is untouched
     # Their browser session ended: the cookie is refused at its next request.

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,18 +20,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
-def _platform(settings, tmp_path: Path, openai_server, transactional_db) -> Path:
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "chat_files": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}},
-    }
+def _platform(settings, openai_server, transactional_db) -> None:
     settings.CHAT_SITE_FEATURES = {}
     settings.CHAT_TITLE_MODEL = "offline"
     settings.OPENAI_BASE_URL = openai_server.base_url
     openai_server.script(lambda request: Reply(text="Noted."))
     uploads = {"fileUpload": {"enabled": True, "mimeTypesAllowed": ["text/plain"]}}
     ChatAppFactory(chat_app_id="support", agent__agent_id="helper", agent__foundation_model="openai:test-model", features=uploads)
-    return tmp_path
 
 
 async def get(client: Any, path: str) -> Any:
@@ -85,12 +79,12 @@ async def test_the_export_lists_what_the_chat_api_lists_for_the_user(async_clien
     assert_error(await async_client_for("bob").request("GET", "/api/chat/user/export?userId=alice"), 403, "INSUFFICIENT_PERMISSIONS")
 
 
-async def test_a_user_deletes_a_conversation_with_its_files_and_no_one_else_can(async_client_for, _platform):
+async def test_a_user_deletes_a_conversation_with_its_files_and_no_one_else_can(async_client_for, chat_files):
     alice = async_client_for("alice")
     file = await upload(alice, "notes.txt")
     doomed = (await converse(alice, files=[{"fileId": file["fileId"]}])).json()["sessionId"]
     kept = (await converse(alice, message="Keep this one")).json()["sessionId"]
-    assert len(list(_platform.iterdir())) == 1
+    assert len(list(chat_files.iterdir())) == 1
 
     assert_error(await async_client_for("bob").request("DELETE", f"/api/chat/sessions/{doomed}"), 404, "INVALID_SESSION_ID")
     response = await alice.request("DELETE", f"/api/chat/sessions/{doomed}")
@@ -99,6 +93,6 @@ async def test_a_user_deletes_a_conversation_with_its_files_and_no_one_else_can(
     assert [session["sessionId"] for session in (await get(alice, "/api/chat/sessions"))["sessions"]] == [kept]
     assert_error(await alice.request("GET", f"/api/chat/sessions/{doomed}/messages"), 404, "INVALID_SESSION_ID")
     assert not await ChatMessage.objects.filter(session_id=doomed).aexists()
-    assert list(_platform.iterdir()) == []  # the attached file's bytes went with it
+    assert list(chat_files.iterdir()) == []  # the attached file's bytes went with it
     assert_error(await alice.request("GET", f"/api/chat/files/{file['fileId']}"), 404, "NOT_FOUND")
     assert_error(await alice.request("DELETE", f"/api/chat/sessions/{doomed}"), 404, "INVALID_SESSION_ID")

@@ -4,8 +4,6 @@ the session, from the server process that deletes it and from a command's."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,27 +13,12 @@ import redis
 from tests.conftest import bearer_token
 from tests.factories import ChatAppFactory
 from tests.peers import Reply
-from tests.peers.redis_server import RedisProcess
 from tests.servers import asgi_server, database_url_of_test_db, manage
 
 pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"), pytest.mark.django_db(transaction=True)]
 
 ALICE = {"Authorization": f"Bearer {bearer_token('alice')}"}
 BODY = {"chatAppId": "support", "agentId": "helper", "message": "Hello", "features": {}, "source": "user"}
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The suite's Redis when it runs on one (CI's second pass), else a private one."""
-    if os.environ.get("REDIS_URL"):
-        yield os.environ["REDIS_URL"]
-        return
-    server = RedisProcess(tmp_path_factory.mktemp("redis"))
-    server.start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import uuid
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.core.files.base import ContentFile
@@ -34,13 +33,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
-def _storage(settings, tmp_path: Path) -> Path:
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "chat_files": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}},
-    }
+def _site_retention(settings) -> None:
     settings.CHAT_RETENTION_DAYS = 365
-    return tmp_path
 
 
 def a_session(chat_app_id: str, days_old: int, user_id: str = "alice") -> ChatSession:
@@ -78,7 +72,7 @@ def sessions(db) -> dict[str, ChatSession]:
     }
 
 
-def test_expired_sessions_go_with_their_files_bytes_and_the_rest_stay(sessions, _storage):
+def test_expired_sessions_go_with_their_files_bytes_and_the_rest_stay(sessions, chat_files):
     out = io.StringIO()
     call_command("apply_retention", stdout=out)
 
@@ -91,7 +85,7 @@ def test_expired_sessions_go_with_their_files_bytes_and_the_rest_stay(sessions, 
     # Unsent deliveries about them go; the log of those sent stays (it ages out on its own).
     assert not WebhookDelivery.objects.filter(session_id__in=expired, state=DeliveryState.PENDING).exists()
     assert WebhookDelivery.objects.filter(session_id__in=expired, state=DeliveryState.DELIVERED).count() == 3
-    assert ChatFile.objects.count() == 2 and len(list(_storage.iterdir())) == 2  # records and bytes of the kept sessions only
+    assert ChatFile.objects.count() == 2 and len(list(chat_files.iterdir())) == 2  # records and bytes of the kept sessions only
     assert set(ChatFile.objects.values_list("chat_app_id", flat=True)) == {"short", "site"}
     lines = out.getvalue().splitlines()
     assert lines == [
@@ -104,11 +98,11 @@ def test_expired_sessions_go_with_their_files_bytes_and_the_rest_stay(sessions, 
     assert entry.actor == "retention" and entry.changes["short"]["before"]["sessions"] == 1
 
 
-def test_a_dry_run_deletes_nothing_and_prints_the_counts_the_run_then_deletes(sessions, _storage):
+def test_a_dry_run_deletes_nothing_and_prints_the_counts_the_run_then_deletes(sessions, chat_files):
     dry, real = io.StringIO(), io.StringIO()
     call_command("apply_retention", "--dry-run", stdout=dry)
     assert ChatSession.objects.count() == 5 and ChatMessage.objects.count() == 10
-    assert len(list(_storage.iterdir())) == 5 and not AuditEntry.objects.filter(object_type="expired sessions").exists()
+    assert len(list(chat_files.iterdir())) == 5 and not AuditEntry.objects.filter(object_type="expired sessions").exists()
 
     call_command("apply_retention", stdout=real)
 
