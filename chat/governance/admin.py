@@ -1,5 +1,6 @@
 """The Django admin's users list, with erasure (docs/data.md, "Erasure"): the action and the delete
-buttons both erase through `erase_user`, so the admin never leaves a deleted user's data behind."""
+buttons both erase through `erase_user`, so the admin never leaves a deleted user's data behind.
+And the usage counters, read-only: who used how much, per day and month."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from chat.governance.models import UsageCounter
 from chat.governance.services import erase_user
 from chat.users.admin import ChatUserAdmin
 from chat.users.models import ChatUser
+from chatplatform.admin import ReadOnlyAdmin
 
 
 def _erase(request: HttpRequest, user_ids: list[str]) -> None:
@@ -35,3 +38,11 @@ class ErasingChatUserAdmin(ChatUserAdmin):
 
 admin.site.unregister(ChatUser)
 admin.site.register(ChatUser, ErasingChatUserAdmin)
+
+
+@admin.register(UsageCounter)
+class UsageCounterAdmin(ReadOnlyAdmin):
+    list_display = ("user", "chat_app_id", "period", "period_start", "tokens", "cost_usd")
+    list_filter = ("period", "chat_app_id")
+    search_fields = ("user__user_id",)
+    ordering = ("-period_start", "-cost_usd")

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from chat.models import ChatApp, ChatMessage, ChatSession, ChatUser, WidgetData
+from chat.models import ChatApp, ChatMessage, ChatSession, ChatUser, UsageCounter, WidgetData
 from chatplatform.models import AuditEntry
 from tests.chat_apps.test_admin import ADD_URL, form
 from tests.factories import AgentFactory, ChatMessageFactory
@@ -67,3 +67,13 @@ def test_erase_user_dry_run_counts_and_deletes_nothing_then_erases(db):
     assert not ChatUser.objects.filter(pk="alice").exists() and not ChatSession.objects.exists()
     with pytest.raises(CommandError, match="user alice not found"):
         call_command("erase_user", "alice")
+
+
+def test_operators_read_the_usage_counters_and_cannot_change_them(staff):
+    a_user_with_a_conversation("alice")
+    UsageCounter.objects.create(user_id="alice", chat_app_id="support", period="day", period_start="2026-11-26", tokens=1234, cost_usd=0.5)
+
+    listed = staff.get("/admin/chat/usagecounter/")
+
+    assert listed.status_code == 200 and "1234" in listed.content.decode()
+    assert staff.get("/admin/chat/usagecounter/add/").status_code == 403
