@@ -32,7 +32,7 @@ from chat.feedback.models import ChatSessionFeedback, FeedbackComment
 from chat.files.models import ChatFile
 from chat.governance.models import UsageCounter
 from chat.insights.models import SessionInsight
-from chat.sessions.models import ChatMessage, ChatSession
+from chat.sessions.models import ChatMessage, ChatSession, MessageSource
 from chat.users.models import ChatUser
 from chat.webhooks.models import DeliveryState, WebhookDelivery
 from chat.widgets.models import WidgetData
@@ -46,6 +46,7 @@ sessions_deleted = Signal()
 
 RETENTION_BATCH = 200  # sessions per transaction: short ones, so a turn never waits long for a row
 RETENTION_ACTOR = "retention"
+KEPT_WHILE_PAUSED = 86400  # seconds a paused turn's events outlive CHAT_STREAM_REPLAY_SECONDS (chat.turn.replay)
 KINDS = ("sessions", "messages", "files", "feedback", "insights", "approvals", "webhookDeliveries")
 
 
@@ -88,7 +89,12 @@ def sessions_delete(*, session_ids: Iterable[uuid.UUID], dry_run: bool = False, 
         }
         if dry_run or not counts["sessions"]:
             return counts
-        message_ids = [str(message_id) for message_id in messages.values_list("pk", flat=True)]
+        # A turn's events are kept under its answer's id for CHAT_STREAM_REPLAY_SECONDS after it ends:
+        # older answers have none left to drop, unless their turn waited for approvals meanwhile.
+        kept_since = timezone.now() - timedelta(seconds=settings.CHAT_STREAM_REPLAY_SECONDS + KEPT_WHILE_PAUSED)
+        paused = ToolApproval.objects.filter(session_id__in=ids).values("message_id")
+        answers = messages.filter(Q(timestamp__gte=kept_since) | Q(pk__in=paused), source=MessageSource.ASSISTANT)
+        message_ids = [str(message_id) for message_id in answers.values_list("pk", flat=True)]
         files.delete()  # one by one: each record's bytes go once the transaction commits (chat.files.models)
         deliveries.delete()
         sessions.delete()  # messages, feedback, insights, approvals and paused turns cascade
