@@ -58,6 +58,15 @@ def test_download_my_data_saves_the_export_of_the_person(site: Site, person: Per
     assert export["sessions"][0]["messages"][0]["message"] == "Something to export"
 
 
+def test_download_my_data_is_at_hand_on_a_phone_too(site: Site, person_factory):
+    site.chat_app("pages-export")
+    page = person_factory(viewport={"width": 390, "height": 780}).open("/chat/pages-export/")
+    link = page.get_by_role("link", name="Download my data")
+    expect(link).to_be_visible()
+    expect(page.get_by_role("button", name="Conversations")).to_be_visible()
+    shot(page, "download-my-data-phone")
+
+
 def test_a_usage_limit_refusal_says_which_limit_and_when_it_resets(site: Site, person: Person, model):
     site.chat_app("pages-limits", features={"usageLimits": {"enabled": True, "perUser": {"daily": {"tokens": 10}}}})
     page = person.open("/chat/pages-limits/")
