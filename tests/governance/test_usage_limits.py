@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from chat.models import UsageCounter
+from chat.models import ChatMessage, UsageCounter
 from tests.conftest import assert_error
 from tests.converse.helpers import converse
 from tests.factories import ChatAppFactory
@@ -52,6 +52,7 @@ async def test_the_turn_after_the_one_that_reached_a_chat_apps_limit_is_refused_
     refused = await turn(alice)
 
     body = assert_error(refused, 429, "USAGE_LIMIT_EXCEEDED")
+    assert await ChatMessage.objects.acount() == 4  # nothing of the refused turn is stored
     reset = next_midnight()
     assert "daily limit of 30 tokens in chat app support" in body["error"], body
     assert reset.strftime("%Y-%m-%dT%H:%M:%SZ") in body["error"], body
