@@ -7,9 +7,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from channels.testing import WebsocketCommunicator
 
 from chat.models import ChatMessage, UsageCounter
-from tests.conftest import assert_error
+from chat.turn import wait_for_running_turns
+from chatplatform.asgi import application
+from tests.conftest import assert_error, bearer_token
 from tests.converse.helpers import converse
 from tests.factories import ChatAppFactory
 from tests.peers import Reply
@@ -113,3 +116,21 @@ def test_a_usage_limit_that_breaks_a_rule_is_refused_naming_it(admin_client):
         response = admin_client.post("/api/chat-admin/chat-app", {"chatApp": chat_app}, format="json")
         body = assert_error(response, 400, "INVALID_REQUEST")
         assert path in body["error"] and rule in body["error"], body
+
+
+async def test_the_websocket_refuses_a_turn_past_the_limit_with_an_error_frame_and_stays_open(async_client_for, openai_server):
+    alice = async_client_for("alice")
+    for _ in range(2):
+        await turn(alice)
+    socket = WebsocketCommunicator(application, f"/ws/chat/converse?token={bearer_token('alice')}")
+    assert (await socket.connect())[0]
+
+    await socket.send_json_to({"chatAppId": "support", "agentId": "support-agent", "message": "Again", "features": {}, "source": "user"})
+    refused = await socket.receive_json_from(timeout=10)
+    await socket.send_json_to({"chatAppId": "other", "agentId": "other-agent", "message": "Elsewhere", "features": {}, "source": "user"})
+    frames = [await socket.receive_json_from(timeout=10) for _ in range(2)]
+
+    assert refused["type"] == "error" and refused["code"] == "USAGE_LIMIT_EXCEEDED" and "daily limit" in refused["error"]
+    assert frames[0]["type"] == "session"  # the other chat app still answers on the same socket
+    await socket.disconnect()
+    await wait_for_running_turns()
