@@ -7,15 +7,17 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from chat.models import ChatMessage, UsageCounter
+from agents.models import AgentDefinition
+from chat.models import ChatApp, ChatMessage, UsageCounter
 from chat.turn import wait_for_running_turns
 from chatplatform.asgi import application
 from tests.conftest import assert_error, bearer_token
 from tests.converse.helpers import converse
-from tests.factories import ChatAppFactory
-from tests.peers import Reply
+from tests.factories import ChatAppFactory, ToolDefinitionFactory
+from tests.peers import Reply, ToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -134,3 +136,28 @@ async def test_the_websocket_refuses_a_turn_past_the_limit_with_an_error_frame_a
     assert frames[0]["type"] == "session"  # the other chat app still answers on the same socket
     await socket.disconnect()
     await wait_for_running_turns()
+
+
+async def test_a_turn_going_on_after_its_approval_is_not_refused_and_its_usage_counts(async_client_for, openai_server):
+    await sync_to_async(_support_with_a_tool_that_waits)(limit=TURN_TOKENS)
+    openai_server.script([Reply(text="Let me add that.", tool_calls=[ToolCall("add", {"a": 2, "b": 3})]), Reply(text="It is 5.")])
+    alice = async_client_for("alice")
+    done = (await converse(alice, chatAppId="support", agentId="support-agent")).json()
+    assert done["status"] == "awaiting_approval"  # its 15 tokens counted: the limit is reached
+    assert_error(await turn(alice), 429, "USAGE_LIMIT_EXCEEDED")
+    approval_id = done["pendingApprovals"][0]
+
+    decided = await alice.post(f"/api/chat/sessions/{done['sessionId']}/approvals/{approval_id}", {"decision": "approve"})
+    await wait_for_running_turns()
+
+    assert decided.status_code == 200
+    answer = await ChatMessage.objects.aget(pk=done["messageId"])
+    assert answer.message == "Let me add that.\n\nIt is 5." and answer.error is None
+    today = await UsageCounter.objects.aget(user_id="alice", chat_app_id="support", period="day")
+    assert today.tokens == 2 * TURN_TOKENS  # the pause's call and the one after it, each once
+
+
+def _support_with_a_tool_that_waits(limit: int) -> None:
+    tool = ToolDefinitionFactory(tool_id="adder@1", approval={"required": True})
+    AgentDefinition.objects.filter(pk="support-agent").update(tool_ids=[tool.tool_id])
+    ChatApp.objects.filter(pk="support").update(features=limited(daily={"tokens": limit}))
