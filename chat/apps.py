@@ -11,6 +11,8 @@ class ChatConfig(AppConfig):
     def ready(self) -> None:
         from agents.models import AgentDefinition
         from chat.chat_apps.models import ChatApp
+        from chat.governance.services import sessions_deleted
+        from chat.turn import replay
         from chat.turn.definitions import turn_definitions
         from knowledge.models import KnowledgeBase
         from tools.models import ToolDefinition
@@ -19,3 +21,5 @@ class ChatConfig(AppConfig):
         for model in (ChatApp, AgentDefinition, ToolDefinition, KnowledgeBase):
             post_save.connect(turn_definitions.invalidate, sender=model, dispatch_uid=f"turn-definitions-{model.__name__}-save")
             post_delete.connect(turn_definitions.invalidate, sender=model, dispatch_uid=f"turn-definitions-{model.__name__}-delete")
+        # Deleted sessions' kept stream events go with them (docs/data.md): replay is above governance.
+        sessions_deleted.connect(replay.forget_deleted, dispatch_uid="turn-events-of-deleted-sessions")

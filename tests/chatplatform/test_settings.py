@@ -50,6 +50,8 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         ("CHAT_WIDGET_SCRIPT_ORIGINS", "https://widgets.example.com; script-src *"),
         ("CHAT_WIDGET_RENDERERS_DIR", "/no/such/folder"),
         ("CHAT_WIDGET_STORE", "ftp"),
+        ("CHAT_RETENTION_DAYS", "0"),
+        ("CHAT_RETENTION_DAYS", "a week"),
     ],
 )
 def test_malformed_variable_stops_start_up_naming_it_in_one_line(variable, value):
