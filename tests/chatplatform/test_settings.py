@@ -31,6 +31,8 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         ("REDIS_URL", "http://127.0.0.1:6379"),
         ("CHAT_SITE_FEATURES", "{not json"),
         ("CHAT_SITE_FEATURES", "[1, 2]"),
+        ("CHAT_SITE_FEATURES", '{"usageLimits": {"enabled": true, "perUser": {"daily": {"tokens": "many"}}}}'),
+        ("CHAT_SITE_FEATURES", '{"tagz": {"enabled": true}}'),
         ("CHAT_WEBHOOKS", '{"url": "x"}'),
         ("CHAT_MODEL_PRICES", "prices"),
         ("CHAT_SESSION_IDLE_MINUTES", "soon"),
