@@ -16,8 +16,8 @@ class ChatConfig(AppConfig):
         from chat.governance.services import sessions_deleted
         from chat.turn import replay
         from chat.turn.definitions import turn_definitions
-        from knowledge.models import KnowledgeBase
         from chatplatform.env import malformed
+        from knowledge.models import KnowledgeBase
         from tools.models import ToolDefinition
 
         # A malformed site-wide feature (a usage limit, say) would break every turn: refused at start-up.
