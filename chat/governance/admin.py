@@ -23,7 +23,7 @@ def _erase(request: HttpRequest, user_ids: list[str]) -> None:
 
 
 class ErasingChatUserAdmin(ChatUserAdmin):
-    actions = ["erase_users"]
+    actions = (*ChatUserAdmin.actions, "erase_users")
 
     @admin.action(description="Erase selected users and all their data", permissions=["delete"])
     def erase_users(self, request: HttpRequest, queryset: QuerySet[ChatUser]) -> None:
