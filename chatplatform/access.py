@@ -1,4 +1,4 @@
-"""Access rules (SPEC.md AccessRule; issue: converse step 2) evaluated with cel-python.
+"""Access rules (docs/access-rules.md) evaluated with cel-python.
 
 Programs are compiled once per expression text and cached: compiling costs milliseconds,
 evaluating a compiled program tens of microseconds. The variables a condition sees are

@@ -1,4 +1,4 @@
-"""The one exception handler: every failure under /api/ becomes SPEC.md's envelope."""
+"""The one exception handler: every failure under /api/ becomes the envelope (docs/api.md, "Envelope")."""
 
 from __future__ import annotations
 
