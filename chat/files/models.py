@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from chat.users.models import ChatUser
 
-# --- Files attached to messages (issue 21) ------------------------------------------------------
+# --- Files attached to messages -----------------------------------------------------------------
 
 
 class ChatFile(models.Model):
