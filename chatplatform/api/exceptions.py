@@ -51,7 +51,7 @@ def envelope(message: str, code: str | None) -> dict[str, Any]:
 
 def _redis_errors() -> tuple[type[Exception], ...]:
     """Redis's connection errors where Redis is used (REDIS_URL): imported there only, as it costs
-    every command's start-up (docs/decisions.md, "Command start-up")."""
+    every command's start-up (docs/decisions.md, "Settings and start-up")."""
     if not settings.REDIS_URL:
         return ()
     import redis
