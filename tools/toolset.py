@@ -249,7 +249,7 @@ class _Runnable:
     def of(cls, tool: ToolDefinition) -> _Runnable:
         auth = None
         if isinstance(tool.auth, Mapping):
-            # Only the credentials: a stored auth.token (the spec's cache field) is not used.
+            # Only the credentials: a stored auth.token (a cache field of the definition) is not used.
             auth = {key: tool.auth.get(key) for key in ("clientId", "clientSecret", "tokenUrl")}
         return cls(
             tool_id=tool.tool_id,

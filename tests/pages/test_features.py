@@ -82,7 +82,7 @@ def test_every_feature_off_leaves_the_page_plain(site: Site, model, person: Pers
     expect(page.get_by_label("Attach file")).to_have_count(0)
     expect(page.get_by_role("group", name="Suggestions")).to_have_count(0)
     expect(page.get_by_text("The oracle can be wrong.")).to_have_count(0)
-    box = page.get_by_role("textbox", name="Message")  # the contract's default label
+    box = page.get_by_role("textbox", name="Message")  # the default label (docs/api.md, "Features")
     box.fill("Hello")
     page.get_by_role("button", name="Send").click()
     answer = page.locator('[data-message-role="assistant"]')

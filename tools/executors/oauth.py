@@ -33,7 +33,7 @@ _NO_AUTH = httpx2.Auth()  # token requests must not go through the MCP bearer fl
 @dataclass(frozen=True)
 class _Token:
     access_token: str
-    expires: float  # Unix seconds, as the spec's auth.token {accessToken, expires}
+    expires: float  # Unix seconds, as a definition's auth.token {accessToken, expires}
     refresh_at: float
 
     def usable(self, stale: str | None) -> bool:
