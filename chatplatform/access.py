@@ -128,7 +128,7 @@ def _celpy_folder() -> str:
 def _run_within(program: celpy.Runner, activation: Mapping[str, Any], budget: float) -> Any:
     """`_run` under a deadline: a trace function, set for this thread only while the program
     runs, counts the Python calls the evaluation makes and stops it once the deadline passed, or
-    once the process shuts down (docs/deploy.md, "Graceful drain": a thread busy evaluating would hold
+    once the process shuts down (docs/deploy.md, "Graceful drain (SIGTERM)": a thread busy evaluating would hold
     the process past its drain grace, whatever budget an operator set)."""
     deadline = time.monotonic() + budget
     calls = 0

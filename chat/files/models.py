@@ -1,4 +1,4 @@
-"""Files users attach to messages (docs/api.md, "Files")."""
+"""Files users attach to messages (docs/api.md, "Files attached to messages")."""
 
 from __future__ import annotations
 
