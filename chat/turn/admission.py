@@ -5,9 +5,10 @@
 In order: the admission every API request goes through (chatplatform.api.admission:
 authenticate, count the request against the caller's Chat API budget); parse and validate the
 body; apply the userId rule (docs/api.md, "Who may read what"); resolve the chat app and the agent
-(404s); check who may use them (403s); assemble the prompt (chat.turn.prompt); take the turn's
-ticket on its session (404 for a session that is not the caller's). The transport answers a
-refusal with its status, envelope and rate-limit headers.
+(404s); check who may use them (403s); refuse a user past a usage limit (429, chat.governance.usage);
+assemble the prompt (chat.turn.prompt); take the turn's ticket on its session (404 for a session
+that is not the caller's). The transport answers a refusal with its status, envelope and
+rate-limit headers.
 
 One hop to the database thread, and back, for all of it. When the caller is known without any
 read (a bearer token verified before, a WebSocket's user) the budget is counted on the event loop
@@ -30,6 +31,7 @@ from chat.approvals.models import ApprovalStatus, PausedTurn, ToolApproval
 from chat.approvals.services import approvals_supersede, decisions
 from chat.chat_apps.features import concurrent_turns
 from chat.chat_apps.selectors import chat_app_get, chat_app_usable_by
+from chat.governance.usage import limits_for, usage_check
 from chat.sessions.selectors import session_uuid
 from chat.turn import replay
 from chat.turn.definitions import turn_definitions
@@ -204,7 +206,7 @@ def admit_going_on(message_id: uuid.UUID) -> GoingOn:
     rebuilt for its session's user (today's definitions and access rules) and a ticket taken."""
     paused = PausedTurn.objects.select_related("session__user").get(pk=message_id)
     user, session_id = paused.session.user, paused.session_id
-    context = _context({**paused.state["request"], "sessionId": str(session_id), "userId": user.pk}, user)
+    context = _context({**paused.state["request"], "sessionId": str(session_id), "userId": user.pk}, user, new_turn=False)
     claim = turn_claim_continuation(session_id=session_id, user_id=user.pk)
     return GoingOn(message_id, context, claim, paused.state, decisions(message_id))
 
@@ -252,7 +254,7 @@ def user_fields(user: ChatUser) -> dict[str, Any]:
     return dict(ChatUserSerializer(user).data)
 
 
-def _context(request: dict[str, Any], caller: ChatUser) -> TurnContext:
+def _context(request: dict[str, Any], caller: ChatUser, *, new_turn: bool = True) -> TurnContext:
     requested_user = request.get("userId") or caller.pk
     if requested_user != caller.pk and not is_admin(caller):
         raise PermissionDenied("insufficient permissions: userId must be your own")
@@ -270,4 +272,6 @@ def _context(request: dict[str, Any], caller: ChatUser) -> TurnContext:
     decision = agent_access(access_rules=agent.access_rules, rollout_policy=agent.rollout_policy, user=fields)
     if not decision.allowed:
         raise PermissionDenied(decision.reason)
+    if new_turn:  # a paused turn going on already runs: it may finish past a limit (docs/api.md, "Usage limits")
+        usage_check(user_id=user.pk, limits=limits_for(app_features=app.features or {}, chat_app_id=app.pk))
     return build_context(request=request, user=user, user_fields=fields, app=app, agent=agent, session_id=session_id, read=read)
