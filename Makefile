@@ -40,7 +40,7 @@ demo: install
 	$(PY) manage.py seed_demo --migrate --url http://$(HOST):$(PORT)
 
 # The demo's site-wide features when CHAT_SITE_FEATURES is unset: the embedded default plus tags,
-# so the demo's widgets show (issue 22). Any CHAT_SITE_FEATURES of the environment wins.
+# so the demo's widgets show (docs/widgets.md). Any CHAT_SITE_FEATURES of the environment wins.
 DEMO_SITE_FEATURES := {"promptInputFieldLabel": "Ask a question", "tags": {"enabled": true}}
 
 # The server and one background worker; Ctrl-C stops both (the worker finishes its current task).

@@ -18,7 +18,7 @@ from chat.widgets.views import WebComponentViewSet, WidgetDataViewSet
 chat_urlpatterns = [
     path("user", UserViewSet.as_view({"get": "retrieve"}), name="chat-user"),
     path("user/prefs", UserViewSet.as_view({"get": "prefs", "post": "update_prefs"}), name="chat-user-prefs"),
-    # issue 30: a person's data (docs/api.md, "Your data")
+    # a person's data (docs/api.md, "Your data")
     path("user/export", MyDataViewSet.as_view({"get": "export"}), name="chat-user-export"),
     path("user/usage", MyDataViewSet.as_view({"get": "usage"}), name="chat-user-usage"),
     path("chat-apps", ChatAppViewSet.as_view({"get": "list_for_user"}), name="chat-chat-apps"),
@@ -32,12 +32,12 @@ chat_urlpatterns = [
     path("sessions/<str:sessionId>/approvals/<str:approvalId>", ApprovalDecisionView.as_view(), name="chat-session-approval"),
     path("sessions/<str:sessionId>/feedback", FeedbackViewSet.as_view({"get": "for_session"}), name="chat-session-feedback"),
     path("feedback", FeedbackViewSet.as_view({"post": "create"}), name="chat-feedback"),
-    # issue 21: the token-to-cookie exchange (CONTRACT §13) and the files attached to messages
+    # the token-to-cookie exchange (docs/api.md, "Authentication") and the files attached to messages
     path("auth/session", AuthSessionView.as_view(), name="chat-auth-session"),
     path("files", FileViewSet.as_view({"post": "upload"}), name="chat-files"),
     path("files/<str:fileId>", FileViewSet.as_view({"get": "retrieve"}), name="chat-file"),
     path("files/<str:fileId>/content", FileViewSet.as_view({"get": "content"}), name="chat-file-content"),
-    # issue 22: the widget runtime's server side (CONTRACT §13)
+    # the widget runtime's server side (docs/api.md, "Widgets")
     path(
         "widget-data/<str:scope>/<str:tag>",
         WidgetDataViewSet.as_view({"get": "retrieve", "post": "upsert", "delete": "destroy"}),
@@ -68,7 +68,7 @@ admin_urlpatterns = [
     ),
 ]
 
-# The browser's pages (issue 21, CONTRACT §13), served at the root of the site.
+# The browser's pages (README.md, "The chat page"), served at the root of the site.
 page_urlpatterns = [
     path("", home, name="home"),
     path("accounts/login/", SignInView.as_view(), name="login"),

@@ -33,7 +33,7 @@ application = ProtocolTypeRouter(
 # What startup loaded lives as long as the process: out of the cyclic garbage collector's sight, a
 # full collection walks what requests made, not those ~250,000 objects too. The youngest generation
 # is collected after 10,000 new objects, not 700: in a burst of turns most objects are still in use
-# when a collection comes (docs/decisions.md, "The ASGI module freezes what startup loaded").
+# when a collection comes (docs/decisions.md, "The converse path's speed").
 gc.collect()
 gc.freeze()
 gc.set_threshold(10_000, 10, 10)

@@ -55,7 +55,7 @@ def readyz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
 
 
-# Each resource app's urls.py lists its SPEC.md paths in `chat_urlpatterns` (under /api/chat/)
+# Each resource app's urls.py lists its paths (docs/api.md) in `chat_urlpatterns` (under /api/chat/)
 # and `admin_urlpatterns` (under /api/chat-admin/).
 _API_APPS = ["chat", "agents", "tools", "tags", "directives", "knowledge"]
 chat_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "chat_urlpatterns", [])]

@@ -1,4 +1,4 @@
-"""`make run PORT=…` (CONTRACT §1): what it prints names the port it serves on."""
+"""`make run PORT=…` (README.md, "Two commands"): what it prints names the port it serves on."""
 
 from __future__ import annotations
 

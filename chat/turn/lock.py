@@ -179,7 +179,7 @@ def turn_claim(
             last_update=now,
         )
         user_message = _user_message(session.pk, user_id=user.pk, message=message, files=files, now=now)
-        # The session.created outbox rows go in with the session, in the same statement (CONTRACT §9).
+        # The session.created outbox rows go in with the session, in the same statement (docs/api.md, "Webhooks").
         events = webhooks.outbox(WebhookEvent.SESSION_CREATED, session_id=session.pk, user_id=user.pk, chat_app_id=chat_app_id, at=now)
         db.write(session, user_message, *events)
         return TurnClaim(session.pk, user.pk, "", 0, True, user_message)

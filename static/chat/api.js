@@ -1,7 +1,7 @@
 // The Chat API from the page and its widgets: the one client every module goes through. The
 // `session` cookie authenticates, X-CSRFToken guards unsafe methods, and every answer is checked:
 // a failed request, a status other than 2xx, or an envelope without `success` (docs/api.md,
-// "Errors") becomes an ApiError carrying the envelope's `code` and `error`.
+// "Envelope") becomes an ApiError carrying the envelope's `code` and `error`.
 
 export class ApiError extends Error {
   constructor(message, { status = 0, code = null, retryAfter = null } = {}) {

@@ -1,4 +1,4 @@
-"""The access matrix, generated from the URL configuration (issue 23; CONTRACT §3): every route of
+"""The access matrix, generated from the URL configuration (docs/api.md, "Who may read what"): every route of
 chatplatform.urls × {anonymous, another (non-admin) user, admin}.
 
 Each route and method has one row in ACCESS saying who may use it. A route without a row fails

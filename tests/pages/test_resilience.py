@@ -1,4 +1,4 @@
-"""Errors a person can act on, and a conversation that survives a lost connection (issue 21)."""
+"""Errors a person can act on, and a conversation that survives a lost connection (README.md, "The chat page")."""
 
 from __future__ import annotations
 
