@@ -20,13 +20,13 @@ export class Approvals {
   show(answer, approval, sessionId) {
     const { approvalId } = approval;
     const shown = answer.waiting.querySelector(`[data-approval-id="${CSS.escape(approvalId)}"]`);
-    const title = `Approval needed: ${approval.function}`;
     const card = el(
       "section",
-      { class: "approval", "data-approval-id": approvalId, role: "group", "aria-label": title, tabindex: "-1" },
+      { class: "approval", "data-approval-id": approvalId, role: "group", "aria-label": `Approval: ${approval.function}`, tabindex: "-1" },
       el("p", { class: "approval-title" }, el("strong", { text: "The assistant wants to run " }), el("code", { text: approval.function })),
       el("pre", { class: "approval-arguments", "aria-label": "Arguments", text: JSON.stringify(approval.arguments ?? {}, null, 2) }),
-      el("p", { class: "approval-facts", text: facts(approval) }),
+      el("p", { class: "approval-facts", text: `Tool ${approval.toolId}` }),
+      el("p", { class: "approval-expiry", text: expiry(approval.expiresAt) }),
       el("div", { class: "approval-actions" }),
     );
     if (shown) shown.replaceWith(card);
@@ -49,6 +49,8 @@ export class Approvals {
 
   decided(card, status, reason = "") {
     card.dataset.status = status;
+    card.querySelector(".approval-title strong").textContent = "The assistant asked to run ";
+    card.querySelector(".approval-expiry").remove();
     const said = DECIDED[status] || status;
     card
       .querySelector(".approval-actions")
@@ -94,8 +96,7 @@ export class Approvals {
   }
 }
 
-function facts({ toolId, expiresAt }) {
-  const expires = expiresAt ? new Date(expiresAt) : null;
-  const until = expires && !Number.isNaN(expires.getTime()) ? ` · waits until ${expires.toLocaleString()}` : "";
-  return `Tool ${toolId}${until}`;
+function expiry(expiresAt) {
+  const expires = new Date(expiresAt);
+  return Number.isNaN(expires.getTime()) ? "" : `Waits for a decision until ${expires.toLocaleString()}; then it is denied.`;
 }

@@ -1,0 +1,184 @@
+"""Durable turns on the chat page (docs/api.md, "Resume, stop and approvals"): Stop ends an answer
+and keeps what had streamed, a reload or a second tab follows the running answer live, and a tool
+call that waits for a person is a card with Approve and Deny."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.factories import ADD_FUNCTION
+from tests.pages.conftest import MODEL, Person, Site, shot
+from tests.peers.openai_server import Reply, ToolCall
+
+WORDS = [f"word{i}" for i in range(60)]
+LONG = " ".join(WORDS)
+APPROVALS_AGENT = "pages-approvals"
+
+
+def ask(page, text: str) -> None:
+    page.get_by_role("textbox", name="Ask a question").fill(text)
+    page.get_by_role("button", name="Send").click()
+
+
+def answer_of(page):
+    return page.locator('[data-message-role="assistant"]').last
+
+
+def session_path(page) -> str:
+    expect(page).to_have_url(re.compile(r"/chat/[^/]+/[0-9a-f-]{36}$"))
+    return re.sub(r"^https?://[^/]+", "", page.url)
+
+
+def test_stop_ends_the_answer_and_keeps_what_had_streamed(site: Site, model, person: Person):
+    site.chat_app("pages-stop")
+    model.script([Reply(text=LONG, token_delay=0.05)])
+    page = person.open("/chat/pages-stop/")
+    ask(page, "Tell me a long story")
+    answer = answer_of(page)
+    expect(answer).to_contain_text("word5")
+    expect(page.get_by_role("button", name="Send")).to_be_hidden()
+    stop = page.get_by_role("button", name="Stop")
+    shot(page, "durable-streaming-with-stop")
+    stop.click()
+
+    expect(answer).to_have_attribute("data-message-id", re.compile(".+"))
+    expect(answer.get_by_role("note")).to_have_text("Stopped")
+    expect(stop).to_be_hidden()
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
+    shown = answer.locator(".message-body").inner_text()
+    assert shown.startswith("word0 word1") and "word59" not in shown
+    shot(page, "durable-stopped")
+
+    # Stored as stopped: a reload shows the same partial answer, marked the same way.
+    page.reload()
+    again = answer_of(page)
+    expect(again.get_by_role("note")).to_have_text("Stopped")
+    expect(again.locator(".message-body")).to_have_text(shown)
+
+
+def test_a_reload_mid_answer_goes_on_with_the_answer_live(site: Site, model, person: Person):
+    site.chat_app("pages-reload")
+    model.script([Reply(text=LONG, token_delay=0.05)])
+    page = person.open("/chat/pages-reload/")
+    ask(page, "Tell me a long story")
+    expect(answer_of(page)).to_contain_text("word8")
+    path = session_path(page)
+
+    stored_reads = []
+    page.on(
+        "request",
+        lambda request: stored_reads.append(request.url) if "/api/chat/sessions/" in request.url and "/messages" in request.url else None,
+    )
+    page.reload()
+    answer = answer_of(page)
+    # Live again before it ends: the text so far at once, still streaming, and Stop offered.
+    expect(answer).to_have_attribute("aria-busy", "true")
+    expect(page.get_by_role("button", name="Stop")).to_be_visible()
+    expect(answer).to_contain_text("word30")
+    expect(answer).not_to_have_attribute("data-message-id", re.compile(".+"))
+    shot(page, "durable-reloaded-mid-answer")
+
+    expect(answer).to_have_attribute("data-message-id", re.compile(".+"), timeout=15000)
+    expect(answer.locator(".message-body")).to_have_text(LONG)  # nothing lost, nothing repeated
+    expect(page.locator('[data-message-role="user"]')).to_have_text(["Tell me a long story"])
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
+    assert page.url.endswith(path)
+    assert len(stored_reads) == 1, "the stored messages are read once, when the page opens, not polled"
+
+
+def test_a_second_tab_follows_the_same_answer(site: Site, model, person: Person):
+    site.chat_app("pages-two-tabs")
+    model.script([Reply(text=LONG, token_delay=0.05)])
+    first = person.open("/chat/pages-two-tabs/")
+    ask(first, "Tell me a long story")
+    expect(answer_of(first)).to_contain_text("word5")
+    path = session_path(first)
+
+    second = person.context.new_page()
+    second.goto(f"{site.url}{path}")
+    followed = answer_of(second)
+    expect(followed).to_have_attribute("aria-busy", "true")
+    expect(followed).to_contain_text("word20")
+    shot(second, "durable-second-tab")
+    for page in (first, second):
+        expect(answer_of(page)).to_have_attribute("data-message-id", re.compile(".+"), timeout=15000)
+        expect(answer_of(page).locator(".message-body")).to_have_text(LONG)
+    assert answer_of(first).get_attribute("data-message-id") == followed.get_attribute("data-message-id")
+
+
+@pytest.fixture
+def approvals_app(site: Site) -> Iterator[str]:
+    """A chat app whose agent has `add(a, b)`, every call of which waits for a person."""
+    tool = {
+        "toolId": "pages-refunds@1",
+        "executionType": "inline",
+        "name": "refunds",
+        "displayName": "Refunds",
+        "description": "Adds two numbers, after a person approves",
+        "supportedAgentFrameworks": ["hosted"],
+        "functionSchema": [ADD_FUNCTION],
+        "code": "(event, params) => ({ sum: params.a + params.b })",
+        "approval": {"required": True, "timeoutSeconds": 3600},
+    }
+    assert site.api("POST", "/api/chat-admin/tool", json={"tool": tool}).status_code == 200
+    agent = {"agentId": APPROVALS_AGENT, "basePrompt": "You add numbers.", "toolIds": [tool["toolId"]], "foundationModel": MODEL}
+    assert site.api("POST", "/api/chat-admin/agent", json={"agent": agent}).status_code == 200
+    site.chat_app("pages-approvals", agentId=APPROVALS_AGENT)
+    yield "pages-approvals"
+
+
+def test_an_approved_call_runs_and_the_answer_goes_on(site: Site, model, person: Person, approvals_app: str):
+    model.script([Reply(text="Let me add that.", tool_calls=[ToolCall("add", {"a": 2, "b": 3})]), Reply(text="It is 5.", token_delay=0.05)])
+    page = person.open(f"/chat/{approvals_app}/")
+    ask(page, "What is 2 + 3?")
+    answer = answer_of(page)
+    card = answer.get_by_role("group", name="Approval: add")
+    expect(card).to_be_visible()
+    expect(card.get_by_label("Arguments")).to_have_text(json.dumps({"a": 2, "b": 3}, indent=2))
+    expect(card).to_contain_text("Tool pages-refunds@1")
+    expect(card).to_contain_text("Waits for a decision until")
+    expect(answer.locator(".message-body")).to_have_text("Let me add that.")
+    expect(page.get_by_role("button", name="Send")).to_be_visible()  # the turn waits; the page does not
+    assert len(model.requests) == 1, "the call did not run"
+    shot(page, "durable-approval-card")
+
+    card.get_by_role("button", name="Approve").click()
+    expect(card).to_contain_text("Approved")
+    expect(card).to_contain_text("The assistant asked to run add")
+    expect(answer.locator(".message-body")).to_contain_text("It is 5.")
+    expect(answer.locator(".message-body")).to_contain_text("Let me add that.")
+    expect(answer).not_to_have_attribute("aria-busy", "true")
+    assert json.loads(model.tool_results(1)[0][1]) == {"sum": 5}
+    shot(page, "durable-approval-approved")
+
+    text = answer.locator(".message-body").inner_text()
+    page.reload()
+    again = answer_of(page)
+    expect(again.locator(".message-body")).to_have_text(text)
+    expect(again.get_by_role("group", name="Approval: add")).to_contain_text("Approved")
+    expect(again.get_by_role("button", name="Approve")).to_have_count(0)
+
+
+def test_a_denied_call_is_refused_from_the_keyboard_after_a_reload(site: Site, model, person: Person, approvals_app: str):
+    model.script([Reply(tool_calls=[ToolCall("add", {"a": 1000, "b": 1})]), Reply(text="Understood, I will not add them.")])
+    page = person.open(f"/chat/{approvals_app}/")
+    ask(page, "Add 1000 and 1")
+    expect(answer_of(page).get_by_role("group", name="Approval: add")).to_be_visible()
+    # The pending call is stored: a reload shows its card, still asking.
+    page.reload()
+    card = answer_of(page).get_by_role("group", name="Approval: add")
+    expect(card.get_by_label("Arguments")).to_contain_text('"a": 1000')
+    deny = card.get_by_role("button", name="Deny")
+    deny.focus()
+    page.keyboard.press("Enter")
+    expect(card).to_contain_text("Denied")
+    expect(card).to_be_focused()
+    expect(answer_of(page).locator(".message-body")).to_have_text("Understood, I will not add them.")
+    ((_, result),) = model.tool_results(1)
+    assert "refused" in result
+    shot(page, "durable-approval-denied")
