@@ -131,6 +131,12 @@ export class Conversation {
     return article ? this.messages.answerOf(article) : null;
   }
 
+  // The answers shown whose tool calls still wait for a decision.
+  waitingAnswers() {
+    const articles = new Set([...this.pane.querySelectorAll('.approval[data-status="pending"]')].map((card) => card.closest("article")));
+    return [...articles].map((article) => this.messages.answerOf(article)).filter(Boolean);
+  }
+
   remove(...nodes) {
     for (const node of nodes) node.remove();
     this.changed();

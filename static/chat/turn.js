@@ -41,6 +41,7 @@ export class Turns {
     notices.say("");
     notices.retry = () => this.retry();
     composer.clear();
+    const superseded = conversation.waitingAnswers();
     const turn = new Turn(this.parts, {
       sessionId: conversation.sessionId,
       question: messages.user(text, this.last.files),
@@ -48,6 +49,25 @@ export class Turns {
       sent: this.last,
     });
     await this.follow(turn, { body: this.body(this.last) });
+    if (superseded.length && turn.sessionId === conversation.sessionId) await this.refresh(superseded, turn.sessionId);
+  }
+
+  // A new message denies the approvals its session waits for, and their turns go on before it
+  // (docs/api.md, "Approvals"): those answers and their cards, as stored now.
+  async refresh(answers, sessionId) {
+    const { api, approvals, feedback } = this.parts;
+    try {
+      const { messages } = await api.messages(sessionId, 20);
+      for (const answer of answers) {
+        const { messageId } = answer.article.dataset;
+        const stored = messages.find((message) => message.messageId === messageId);
+        if (stored) answer.renderer.replace(stored.message);
+        feedback.attach(answer.footer, { sessionId, messageId });
+        await approvals.refresh(answer, sessionId);
+      }
+    } catch {
+      // shown as stored on the next load of the conversation
+    }
   }
 
   // The running (or kept) turn of the session just opened, from its start: the answer so far, then live.
@@ -119,6 +139,7 @@ class Turn {
     this.continuing = continuing;
     this.sent = sent;
     this.ignored = false; // a resumed turn whose stored answer the page already shows
+    this.begun = false; // its `session` event came: it can be stopped
     this.userMessageId = null;
     this.lastEventId = null;
     this.stopAsked = false;
@@ -169,6 +190,7 @@ class Turn {
       this.show();
       composer.busy = true;
     }
+    this.begun = true;
     this.userMessageId = userMessageId;
     if (this.question) this.question.dataset.messageId = userMessageId;
     if (!this.sessionId) this.adopt(sessionId);
@@ -185,7 +207,7 @@ class Turn {
 
   stop() {
     const { api, notices } = this.parts;
-    if (!this.sessionId || !this.userMessageId) {
+    if (!this.begun) {
       this.stopAsked = true; // sent at the `session` event, when the turn has started
       return;
     }
@@ -211,7 +233,10 @@ class Turn {
     // Going on after a pause, the deltas follow the stored text; `response` is the whole answer.
     if (this.continuing && typeof data.response === "string" && data.response !== renderer.text) renderer.replace(data.response);
     this.answer.stored(data.messageId);
-    if (data.status === "awaiting_approval") return; // its cards ask; the answer goes on once they are decided
+    if (data.status === "awaiting_approval") {
+      this.parts.notices.say("The assistant waits for your approval to go on.");
+      return; // its cards ask; the answer goes on once they are decided
+    }
     if (data.stopped) this.answer.stopped();
     feedback.attach(this.answer.footer, { sessionId: this.sessionId, messageId: data.messageId });
     this.answer.showCitations(data.citations);
@@ -230,6 +255,7 @@ class Turn {
 
   async ended(how) {
     const { conversation, notices, transport, sessions } = this.parts;
+    if (this.ignored) return;
     if (how === "error") this.failed();
     else if (how === "left") this.answer?.article.removeAttribute("aria-busy");
     else if (how === "lost" || (how === "idle" && this.sent)) {

@@ -61,10 +61,18 @@ def test_stop_ends_the_answer_and_keeps_what_had_streamed(site: Site, model, per
     expect(again.locator(".message-body")).to_have_text(shown)
 
 
-def test_a_reload_mid_answer_goes_on_with_the_answer_live(site: Site, model, person: Person):
+@pytest.mark.parametrize("transport", ["websocket", "sse"])
+def test_a_reload_mid_answer_goes_on_with_the_answer_live(site: Site, model, person: Person, transport: str):
     site.chat_app("pages-reload")
     model.script([Reply(text=LONG, token_delay=0.05)])
-    page = person.open("/chat/pages-reload/")
+    page = person.page
+    resumed_over = []
+    page.on(
+        "request", lambda request: resumed_over.append(request.headers.get("last-event-id")) if request.url.endswith("/stream") else None
+    )
+    if transport == "sse":  # the socket cannot open: the turn and its resume go over Server-Sent Events
+        page.route_web_socket(re.compile(r".*/ws/chat/converse$"), lambda socket: socket.close(code=1011, reason="refused"))
+    person.open("/chat/pages-reload/")
     ask(page, "Tell me a long story")
     expect(answer_of(page)).to_contain_text("word8")
     path = session_path(page)
@@ -89,6 +97,7 @@ def test_a_reload_mid_answer_goes_on_with_the_answer_live(site: Site, model, per
     expect(page.get_by_role("button", name="Send")).to_be_visible()
     assert page.url.endswith(path)
     assert len(stored_reads) == 1, "the stored messages are read once, when the page opens, not polled"
+    assert resumed_over == ([None] if transport == "sse" else []), "followed from the turn's start, over the transport in use"
 
 
 def test_a_second_tab_follows_the_same_answer(site: Site, model, person: Person):
@@ -182,3 +191,22 @@ def test_a_denied_call_is_refused_from_the_keyboard_after_a_reload(site: Site, m
     ((_, result),) = model.tool_results(1)
     assert "refused" in result
     shot(page, "durable-approval-denied")
+
+
+def test_a_new_message_supersedes_a_waiting_call_and_the_page_shows_both_answers(site: Site, model, person: Person, approvals_app: str):
+    model.script(
+        [
+            Reply(text="Shall I?", tool_calls=[ToolCall("add", {"a": 2, "b": 2})]),
+            Reply(text="Fine, I will not add them."),  # the superseded turn goes on first
+            Reply(text="Hello again."),
+        ]
+    )
+    page = person.open(f"/chat/{approvals_app}/")
+    ask(page, "Add 2 and 2")
+    first = page.locator('[data-message-role="assistant"]').first
+    card = first.get_by_role("group", name="Approval: add")
+    expect(card.get_by_role("button", name="Approve")).to_be_visible()
+    ask(page, "Never mind")
+    expect(answer_of(page).locator(".message-body")).to_have_text("Hello again.")
+    expect(card).to_contain_text("Denied: superseded")
+    expect(first.locator(".message-body p")).to_have_text(["Shall I?", "Fine, I will not add them."])
