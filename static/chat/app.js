@@ -41,7 +41,12 @@ const notices = new Notices({
 });
 const widgets = startWidgets();
 const feedback = new Feedback({ api, notices, types: config.feedbackTypes });
-const approvals = new Approvals({ api, notices, goOn: (response, answer, sessionId) => turns.goOn(response, answer, sessionId) });
+const approvals = new Approvals({
+  api,
+  notices,
+  goOn: (response, answer, sessionId) => turns.goOn(response, answer, sessionId),
+  resume: (sessionId) => turns.resume(sessionId),
+});
 const messages = new Messages({ features, tags: widgets?.tags ?? INERT_TAGS, feedback, approvals });
 const sessions = new Sessions({
   sidebar: $("#sidebar"),

@@ -9,11 +9,13 @@ import { el } from "chat/dom";
 const DECIDED = { approved: "Approved", denied: "Denied" };
 
 export class Approvals {
-  // `goOn(response, answer, sessionId)`: follows the turn going on, streamed in `response`.
-  constructor({ api, notices, goOn }) {
+  // `goOn(response, answer, sessionId)`: follows the turn going on, streamed in `response`;
+  // `resume(sessionId)`: follows the session's turn, one decided elsewhere going on.
+  constructor({ api, notices, goOn, resume }) {
     this.api = api;
     this.notices = notices;
     this.goOn = goOn;
+    this.resume = resume;
   }
 
   // The card of `approval` (an `approval` event's fields, or one of GET …/approvals) in `answer`.
@@ -66,7 +68,9 @@ export class Approvals {
       response = await this.api.decide(sessionId, approvalId, decision);
     } catch (error) {
       if (error instanceof ApiError && error.code === "ALREADY_DECIDED") {
-        this.refresh(answer, sessionId);
+        // Decided in another tab or by an approver: the cards as decided, and the turn if it goes on.
+        await this.refresh(answer, sessionId);
+        if (!answer.waiting.querySelector('[data-status="pending"]')) await this.resume(sessionId);
         return;
       }
       for (const button of buttons) button.disabled = false;

@@ -71,7 +71,8 @@ export class Conversation {
       [{ messages: stored }, { feedback }, { approvals }] = await Promise.all([
         this.api.messages(sessionId),
         this.api.feedbackOf(sessionId),
-        this.api.approvals(sessionId),
+        // The cards of waiting tool calls: the conversation shows without them if they cannot be read.
+        this.api.approvals(sessionId).catch(() => ({ approvals: [] })),
       ]);
     } catch (error) {
       if (loading !== this.loading) return;

@@ -191,6 +191,7 @@ class Turn {
       composer.busy = true;
     }
     this.begun = true;
+    if (this.continuing) this.parts.notices.say(""); // no longer waiting for approval
     this.userMessageId = userMessageId;
     if (this.question) this.question.dataset.messageId = userMessageId;
     if (!this.sessionId) this.adopt(sessionId);
@@ -207,10 +208,12 @@ class Turn {
 
   stop() {
     const { api, notices } = this.parts;
+    notices.say("Stopping the answer…");
     if (!this.begun) {
       this.stopAsked = true; // sent at the `session` event, when the turn has started
       return;
     }
+    this.stopAsked = false;
     api.stop(this.sessionId).catch((error) => notices.showError(error));
   }
 
@@ -237,7 +240,10 @@ class Turn {
       this.parts.notices.say("The assistant waits for your approval to go on.");
       return; // its cards ask; the answer goes on once they are decided
     }
-    if (data.stopped) this.answer.stopped();
+    if (data.stopped) {
+      this.answer.stopped();
+      this.parts.notices.say("The answer was stopped.");
+    }
     feedback.attach(this.answer.footer, { sessionId: this.sessionId, messageId: data.messageId });
     this.answer.showCitations(data.citations);
     if (features.verifyResponse && !this.grade) this.fetchGrade(data.messageId);

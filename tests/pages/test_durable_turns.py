@@ -210,3 +210,40 @@ def test_a_new_message_supersedes_a_waiting_call_and_the_page_shows_both_answers
     expect(answer_of(page).locator(".message-body")).to_have_text("Hello again.")
     expect(card).to_contain_text("Denied: superseded")
     expect(first.locator(".message-body p")).to_have_text(["Shall I?", "Fine, I will not add them."])
+
+
+def test_stop_in_a_second_tab_stops_the_answer_in_the_first(site: Site, model, person: Person):
+    site.chat_app("pages-stop-elsewhere")
+    model.script([Reply(text=LONG, token_delay=0.05)])
+    first = person.open("/chat/pages-stop-elsewhere/")
+    ask(first, "Tell me a long story")
+    expect(answer_of(first)).to_contain_text("word3")
+    second = person.context.new_page()
+    second.goto(f"{site.url}{session_path(first)}")
+    expect(answer_of(second)).to_have_attribute("aria-busy", "true")
+    second.get_by_role("button", name="Stop").click()
+    for page in (second, first):
+        expect(answer_of(page).get_by_role("note")).to_have_text("Stopped")
+        expect(page.get_by_role("button", name="Send")).to_be_visible()
+    # textContent: a tab in the background lays out none of its blocks, which innerText then skips.
+    shown = answer_of(first).locator(".message-body").text_content()
+    assert shown.startswith("word0 word1") and "word59" not in shown
+    assert shown == answer_of(second).locator(".message-body").text_content()
+
+
+def test_a_card_decided_in_another_tab_says_so_and_the_answer_goes_on(site: Site, model, person: Person, approvals_app: str):
+    model.script([Reply(text="Let me add that.", tool_calls=[ToolCall("add", {"a": 4, "b": 4})]), Reply(text="It is 8.", token_delay=0.05)])
+    first = person.open(f"/chat/{approvals_app}/")
+    ask(first, "What is 4 + 4?")
+    stale = answer_of(first).get_by_role("group", name="Approval: add")
+    expect(stale.get_by_role("button", name="Approve")).to_be_visible()
+    second = person.context.new_page()
+    second.goto(f"{site.url}{session_path(first)}")
+    answer_of(second).get_by_role("group", name="Approval: add").get_by_role("button", name="Approve").click()
+    expect(answer_of(second).locator(".message-body")).to_contain_text("It is 8.")
+
+    stale.get_by_role("button", name="Deny").click()  # too late: approved in the other tab
+    expect(stale).to_contain_text("Approved")
+    expect(answer_of(first).locator(".message-body")).to_have_text(answer_of(second).locator(".message-body").text_content())
+    expect(first.locator(".alert")).to_be_empty()
+    expect(first.locator(".status")).not_to_contain_text("waits for your approval")
