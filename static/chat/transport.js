@@ -28,7 +28,8 @@ export class Transport {
     this.socket = null;
     this.opening = null;
     this.socketFailedAt = -Infinity;
-    this.current = null; // {onEvent, resolve, socket?, reader?} of the stream being read
+    this.current = null; // {onEvent, resolve, socket} of the turn the socket is answering
+    this.reading = new Set(); // {reader, end} of the SSE streams being read
     this.following = 0; // bumped by leave(): a follow started before it stops resuming
     this.forceSse = new URLSearchParams(location.search).get("transport") === "sse";
   }
@@ -100,18 +101,16 @@ export class Transport {
     if (stream) stream.resolve(how);
   }
 
-  // Stop following the turn being read (the turn goes on, and stores its answer). A socket in the
+  // Stop following the turns being read (they go on, and store their answers). A socket in the
   // middle of a turn is closed: it answers one turn after another, and the next would wait.
   leave() {
     this.following += 1;
+    for (const stream of this.reading) stream.end("left");
     const stream = this.current;
     if (!stream) return;
     this.finish("left");
-    stream.reader?.cancel().catch(() => {});
-    if (stream.socket) {
-      stream.socket.close(1000, "the page left this turn");
-      if (this.socket === stream.socket) this.socket = null;
-    }
+    stream.socket.close(1000, "the page left this turn");
+    if (this.socket === stream.socket) this.socket = null;
   }
 
   // Follow one turn to its end: `start` is {body} (send a converse body), {sessionId,
@@ -169,19 +168,15 @@ export class Transport {
     return new Promise((resolve) => {
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let ended = false;
-      const stream = {
-        reader,
-        resolve: (how) => {
-          ended = true;
-          resolve(how);
-        },
-      };
-      this.current = stream;
       const end = (how) => {
         if (ended) return;
-        if (this.current === stream) this.current = null;
-        stream.resolve(how);
+        ended = true;
+        this.reading.delete(stream);
+        if (how === "left") reader.cancel().catch(() => {});
+        resolve(how);
       };
+      const stream = { end };
+      this.reading.add(stream);
       const pump = async () => {
         let buffer = "";
         for (;;) {

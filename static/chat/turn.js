@@ -13,8 +13,8 @@ const eventNumber = (eventId) => Number((eventId || "").split(":").pop()) || 0;
 
 export class Turns {
   // `parts`: the page's parts a turn works with: {api, transport, conversation, sessions,
-  // composer, attachments, notices, messages, approvals, feedback, features}; `target`: the chat app and
-  // agent every turn goes to, {chatAppId, agentId}.
+  // composer, attachments, notices, messages, approvals, feedback, features}; `target`: the chat
+  // app and agent every turn goes to, {chatAppId, agentId}.
   constructor({ parts, target }) {
     this.parts = parts;
     this.target = target;
