@@ -247,3 +247,25 @@ def test_a_card_decided_in_another_tab_says_so_and_the_answer_goes_on(site: Site
     expect(answer_of(first).locator(".message-body")).to_have_text(answer_of(second).locator(".message-body").text_content())
     expect(first.locator(".alert")).to_be_empty()
     expect(first.locator(".status")).not_to_contain_text("waits for your approval")
+
+
+def test_leaving_a_streaming_conversation_and_coming_back_follows_it_again(site: Site, model, person: Person):
+    site.chat_app("pages-leave")
+    model.script([Reply(text=LONG, token_delay=0.05), Reply(text="A new chat answers at once.")])
+    page = person.open("/chat/pages-leave/")
+    ask(page, "Tell me a long story")
+    expect(answer_of(page)).to_contain_text("word5")
+    path = session_path(page)
+
+    page.get_by_role("button", name="New chat").click()
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
+    ask(page, "Hello")  # not queued behind the turn left: a socket of its own
+    expect(answer_of(page)).to_have_text("A new chat answers at once.")
+    expect(answer_of(page)).to_have_attribute("data-message-id", re.compile(".+"))
+
+    # Titled after its answer, which the page no longer follows: found by its address.
+    page.get_by_role("navigation", name="Conversations").locator(f'a[href="{path}"]').click()
+    expect(page).to_have_url(re.compile(re.escape(path) + "$"))
+    expect(answer_of(page)).to_have_attribute("data-message-id", re.compile(".+"), timeout=15000)
+    expect(answer_of(page).locator(".message-body")).to_have_text(LONG)
+    expect(page.locator('[data-message-role="assistant"]')).to_have_count(1)
