@@ -93,7 +93,7 @@ export class Turns {
       composer.busy = false;
     }
     if (turn.answer) conversation.unfollow(turn.answer.article);
-    await turn.ended(how);
+    turn.ended(how);
   }
 
   // Stop: the turn ends wherever it runs, and its `done` says so (chat/transport keeps reading it).
@@ -259,33 +259,35 @@ class Turn {
     }
   }
 
-  async ended(how) {
+  ended(how) {
     const { conversation, notices, transport, sessions } = this.parts;
-    if (this.ignored) return;
-    if (how === "error") this.failed();
-    else if (how === "left") this.answer?.article.removeAttribute("aria-busy");
-    else if (how === "lost" || (how === "idle" && this.sent)) {
-      transport.warm();
-      if (!this.lastEventId && this.sessionId) {
-        // Lost before the turn said what it is: the conversation as stored, and its turn if one runs.
-        conversation.open(this.sessionId);
-      } else if (!this.lastEventId) {
-        this.answer?.article.removeAttribute("aria-busy");
-        sessions.load();
-        notices.alert("The connection was lost before the answer started. It appears in your conversations once it is stored.");
-      } else if (how === "idle") {
-        conversation.open(this.sessionId); // no longer kept to replay: the stored answer
-      } else {
-        this.answer?.article.removeAttribute("aria-busy");
-        const reload = el("button", {
-          type: "button",
-          class: "button button-small",
-          text: "Reload the conversation",
-          onclick: () => conversation.open(this.sessionId),
-        });
-        notices.alert("The connection was lost and the answer could not be followed.", reload);
-      }
+    if (this.ignored || how === "done") return;
+    if (how === "error") {
+      this.failed();
+      return;
     }
+    this.answer?.article.removeAttribute("aria-busy");
+    if (how === "left") return;
+    transport.warm();
+    if (how === "idle") {
+      // Resumed after a drop, the turn is no longer kept to replay (its process ended): as stored.
+      if (this.lastEventId) conversation.open(this.sessionId);
+    } else if (this.lastEventId) {
+      const reload = el("button", {
+        type: "button",
+        class: "button button-small",
+        text: "Reload the conversation",
+        onclick: () => conversation.open(this.sessionId),
+      });
+      notices.alert("The connection was lost and the answer could not be followed.", reload);
+    } else if (this.sent && this.sessionId) {
+      // Lost before the turn said what it is: the conversation as stored, and its turn if one runs.
+      conversation.open(this.sessionId);
+    } else if (this.sent) {
+      sessions.load();
+      notices.alert("The connection was lost before the answer started. It appears in your conversations once it is stored.");
+    }
+    // A resume of the conversation just opened that found no connection: its stored messages show.
   }
 
   failed() {

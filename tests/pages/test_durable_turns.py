@@ -4,15 +4,18 @@ call that waits for a person is a card with Approve and Deny."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.factories import ADD_FUNCTION
-from tests.pages.conftest import MODEL, Person, Site, shot
+from tests.pages.conftest import MODEL, Person, Site, shot, start_site
 from tests.peers.openai_server import Reply, ToolCall
 
 WORDS = [f"word{i}" for i in range(60)]
@@ -269,3 +272,60 @@ def test_leaving_a_streaming_conversation_and_coming_back_follows_it_again(site:
     expect(answer_of(page)).to_have_attribute("data-message-id", re.compile(".+"), timeout=15000)
     expect(answer_of(page).locator(".message-body")).to_have_text(LONG)
     expect(page.locator('[data-message-role="assistant"]')).to_have_count(1)
+
+
+def test_a_turn_no_longer_kept_when_the_connection_comes_back_shows_as_stored(site: Site, model, person_factory):
+    """A server of its own that keeps a turn's events 1 s after it ends: the page is offline past that."""
+    with contextlib.ExitStack() as stack:
+        brief = start_site({**site.env, "CHAT_STREAM_REPLAY_SECONDS": "1"}, site.model, stack, seed=False)
+        brief.chat_app("pages-offline")
+        model.script([Reply(text=LONG, token_delay=0.03)])
+        person = person_factory()
+        person.site = brief
+        page = person.page
+        offline = threading.Event()
+
+        def cut_then_refuse(socket):
+            if offline.is_set():
+                socket.close(code=1006, reason="offline")
+                return
+            server = socket.connect_to_server()
+            deltas = []
+
+            def relay(message):
+                socket.send(message)
+                if '"delta"' in str(message):
+                    deltas.append(message)
+                    if len(deltas) == 5 and not offline.is_set():
+                        offline.set()
+                        socket.close(code=4000, reason="network gone")
+                        server.close()
+
+            server.on_message(relay)
+            socket.on_message(server.send)
+
+        page.route_web_socket(re.compile(r".*/ws/chat/converse$"), cut_then_refuse)
+        page.route(re.compile(r".*/stream(\?.*)?$"), lambda route: route.abort() if offline.is_set() else route.continue_())
+        person.open("/chat/pages-offline/")
+        ask(page, "Tell me a long story")
+        expect(page.get_by_role("status")).to_contain_text("Reconnecting", timeout=10000)
+        messages = f"/api/chat/sessions/{session_path(page).rsplit('/', 1)[1]}/messages"
+        wait_until(lambda: len(person.api("GET", messages).json()["messages"]) == 2, seconds=15)
+        time.sleep(1.5)  # the turn's events are forgotten
+        stored_reads = []
+        page.on("request", lambda request: stored_reads.append(request.url) if messages in request.url else None)
+        offline.clear()
+
+        answer = answer_of(page)
+        expect(answer).to_have_attribute("data-message-id", re.compile(".+"), timeout=20000)
+        expect(answer.locator(".message-body")).to_have_text(LONG)
+        expect(page.locator('[data-message-role="assistant"]')).to_have_count(1)
+        expect(page.locator(".alert")).to_be_empty()
+        assert len(stored_reads) == 1, "nothing left to resume: the conversation is read as stored, once"
+
+
+def wait_until(check, *, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
