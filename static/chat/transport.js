@@ -125,7 +125,7 @@ export class Transport {
       if (eventId) last.eventId = eventId;
       onEvent(type, data, eventId);
     };
-    let how = await this.stream(start, seen);
+    let how = await this.stream(start, seen, following);
     const since = Date.now();
     // Resumed only once the turn has said what it is: before its first event, a resume would
     // find the session's previous turn.
@@ -133,16 +133,18 @@ export class Transport {
       onRetry();
       await sleep(backoff(attempt));
       if (following !== this.following) return "left";
-      how = await this.stream({ sessionId: last.sessionId, lastEventId: last.eventId }, seen);
+      how = await this.stream({ sessionId: last.sessionId, lastEventId: last.eventId }, seen, following);
     }
     return how;
   }
 
-  async stream(start, onEvent) {
+  async stream(start, onEvent, following) {
     if (start.response) return this.read(start.response, onEvent);
-    const useSocket = !this.forceSse && performance.now() - this.socketFailedAt > SOCKET_RETRY_MS;
+    // The socket answers one turn at a time: a second stream meanwhile goes over SSE.
+    const useSocket = !this.forceSse && !this.current && performance.now() - this.socketFailedAt > SOCKET_RETRY_MS;
     const socket = useSocket ? await this.connect() : null;
-    if (socket) {
+    if (following !== this.following) return "left";
+    if (socket && !this.current) {
       const message = start.body ?? { action: "resume", sessionId: start.sessionId, lastEventId: start.lastEventId ?? undefined };
       return new Promise((resolve) => {
         this.current = { onEvent, resolve, socket };
