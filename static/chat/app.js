@@ -131,6 +131,11 @@ transport.warm();
 composer.update(); // Send is disabled in the page until its handler is in: a click before would post the form itself
 sessions.load();
 if (conversation.sessionId) conversation.open(conversation.sessionId);
+// A second tab left open catches up with a turn the first one started when it is shown again, as
+// a page that was offline does when it is back (docs/api.md, "Resume, stop and approvals").
+const catchUp = () => conversation.sessionId && turns.catchUp(conversation.sessionId);
+document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && catchUp());
+window.addEventListener("online", catchUp);
 try {
   widgets?.start();
 } catch (error) {

@@ -132,6 +132,10 @@ export class Conversation {
     return article ? this.messages.answerOf(article) : null;
   }
 
+  shows(messageId) {
+    return [...this.pane.querySelectorAll("[data-message-id]")].some((node) => node.dataset.messageId === messageId);
+  }
+
   // The answers shown whose tool calls still wait for a decision.
   waitingAnswers() {
     const articles = new Set([...this.pane.querySelectorAll('.approval[data-status="pending"]')].map((card) => card.closest("article")));

@@ -75,6 +75,13 @@ export class Turns {
     return this.follow(new Turn(this.parts, { sessionId }), { sessionId });
   }
 
+  // A tab shown again, or back online, while following nothing: a turn another tab started
+  // meanwhile is shown (the conversation read again, with its question) and followed.
+  catchUp(sessionId) {
+    if (this.current || this.following) return;
+    return this.follow(new Turn(this.parts, { sessionId, catchUp: true }), { sessionId });
+  }
+
   // A turn that waited for approvals goes on, streamed in `response`, into the same answer.
   goOn(response, answer, sessionId) {
     return this.follow(new Turn(this.parts, { sessionId, answer, continuing: true }), { response });
@@ -130,14 +137,16 @@ export class Turns {
 class Turn {
   // `question`: the message this page sent (null when the turn is followed after a reload);
   // `answer`: the answer it writes (null until its `session` event says which, for a resume);
-  // `continuing`: the answer already holds the text before a pause; `sent`: {text, files}.
-  constructor(parts, { sessionId = null, question = null, answer = null, continuing = false, sent = null }) {
+  // `continuing`: the answer already holds the text before a pause; `sent`: {text, files};
+  // `catchUp`: a turn whose question the page may not show yet.
+  constructor(parts, { sessionId = null, question = null, answer = null, continuing = false, sent = null, catchUp = false }) {
     this.parts = parts;
     this.sessionId = sessionId;
     this.question = question;
     this.answer = answer;
     this.continuing = continuing;
     this.sent = sent;
+    this.catchUp = catchUp;
     this.ignored = false; // a resumed turn whose stored answer the page already shows
     this.begun = false; // its `session` event came: it can be stopped
     this.userMessageId = null;
@@ -183,6 +192,12 @@ class Turn {
       const shown = conversation.answerOf(messageId);
       if (shown && eventNumber(eventId) <= 1) {
         this.ignored = true;
+        return;
+      }
+      if (this.catchUp && !shown && !conversation.shows(userMessageId)) {
+        // Asked in another tab: read the conversation again, which follows this turn with its question.
+        this.ignored = true;
+        setTimeout(() => conversation.open(sessionId));
         return;
       }
       this.answer = shown ?? messages.answer();

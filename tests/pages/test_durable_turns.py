@@ -123,6 +123,28 @@ def test_a_second_tab_follows_the_same_answer(site: Site, model, person: Person)
     assert answer_of(first).get_attribute("data-message-id") == followed.get_attribute("data-message-id")
 
 
+def test_a_tab_left_open_catches_up_with_a_turn_another_tab_started(site: Site, model, person: Person):
+    site.chat_app("pages-catch-up")
+    model.script([Reply(text="A first answer."), Reply(text=LONG, token_delay=0.05)])
+    first = person.open("/chat/pages-catch-up/")
+    ask(first, "Hello")
+    expect(answer_of(first)).to_have_attribute("data-message-id", re.compile(".+"))
+    second = person.context.new_page()
+    second.goto(f"{site.url}{session_path(first)}")
+    expect(answer_of(second)).to_have_text("A first answer.")
+
+    ask(first, "Tell me a long story")
+    expect(answer_of(first)).to_contain_text("word5")
+    # Headless Chromium keeps every tab visible: the event a browser sends when the tab is shown again.
+    second.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    expect(second.locator('[data-message-role="user"]')).to_have_text(["Hello", "Tell me a long story"])
+    expect(answer_of(second)).to_have_attribute("aria-busy", "true")
+    expect(answer_of(second).locator(".message-body")).to_have_text(LONG, timeout=15000)
+    expect(answer_of(first)).to_have_attribute("data-message-id", re.compile(".+"))
+    expect(answer_of(second)).to_have_attribute("data-message-id", answer_of(first).get_attribute("data-message-id"))
+    expect(second.locator('[data-message-role="assistant"]')).to_have_count(2)
+
+
 @pytest.fixture
 def approvals_app(site: Site) -> Iterator[str]:
     """A chat app whose agent has `add(a, b)`, every call of which waits for a person."""
