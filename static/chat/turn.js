@@ -306,7 +306,8 @@ class Turn {
   }
 
   failed() {
-    const { attachments, composer, notices } = this.parts;
+    const { attachments, composer, notices, conversation } = this.parts;
+    const error = errorFromEnvelope(this.failure, { fallback: "the turn failed" });
     if (this.userMessageId || !this.question) {
       // A turn that started is stored with its failure (and what had streamed): shown as such, as
       // a reload shows it, so that "Try again" reads as a second attempt, not a duplicate.
@@ -314,10 +315,12 @@ class Turn {
     } else {
       // Refused before the turn started (a rate limit, a check): nothing was stored, so the
       // message goes back into the box, its files with it, to be sent again.
-      this.parts.conversation.remove(this.answer.article, this.question);
+      conversation.remove(this.answer.article, this.question);
       composer.restore(this.sent.text);
       attachments.restore(this.sent.files);
+      // Busy with a turn another tab started (concurrentTurns `reject`): that answer, followed live.
+      if (error.code === "SESSION_BUSY" && this.sessionId) conversation.open(this.sessionId);
     }
-    notices.showError(errorFromEnvelope(this.failure, { fallback: "the turn failed" }));
+    notices.showError(error);
   }
 }

@@ -351,3 +351,25 @@ def wait_until(check, *, seconds: float) -> None:
     while not check():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.1)
+
+
+def test_a_message_refused_while_another_tab_streams_keeps_its_text_and_follows_that_answer(site: Site, model, person: Person):
+    site.chat_app("pages-busy", features={"concurrentTurns": {"strategy": "reject"}})
+    model.script([Reply(text="A first answer."), Reply(text=LONG, token_delay=0.05)])
+    first = person.open("/chat/pages-busy/")
+    ask(first, "Hello")
+    expect(answer_of(first)).to_have_attribute("data-message-id", re.compile(".+"))
+    second = person.context.new_page()
+    second.goto(f"{site.url}{session_path(first)}")
+    expect(answer_of(second)).to_have_text("A first answer.")
+
+    ask(first, "Tell me a long story")
+    expect(answer_of(first)).to_contain_text("word3")
+    ask(second, "Me too")
+    expect(second.get_by_role("alert")).to_contain_text("still answering another message")
+    expect(second.get_by_role("textbox", name="Ask a question")).to_have_value("Me too")
+    expect(answer_of(second)).to_have_attribute("aria-busy", "true")  # the other tab's answer, live
+    expect(second.locator('[data-message-role="user"]')).to_have_text(["Hello", "Tell me a long story"])
+    shot(second, "durable-session-busy")
+    expect(answer_of(second).locator(".message-body")).to_have_text(LONG, timeout=15000)
+    expect(second.get_by_role("button", name="Send")).to_be_enabled()
