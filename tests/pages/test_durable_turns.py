@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import threading
 import time
@@ -373,3 +374,25 @@ def test_a_message_refused_while_another_tab_streams_keeps_its_text_and_follows_
     shot(second, "durable-session-busy")
     expect(answer_of(second).locator(".message-body")).to_have_text(LONG, timeout=15000)
     expect(second.get_by_role("button", name="Send")).to_be_enabled()
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="a turn's events reach another server process through Redis")
+def test_a_tab_on_another_server_process_follows_the_answer_and_stops_it(site: Site, model, person: Person):
+    """Two processes on the same database and Redis, as behind a load balancer."""
+    with contextlib.ExitStack() as stack:
+        other = start_site(site.env, site.model, stack, seed=False)
+        site.chat_app("pages-two-processes")
+        model.script([Reply(text=LONG, token_delay=0.05)])
+        first = person.open("/chat/pages-two-processes/")
+        ask(first, "Tell me a long story")
+        expect(answer_of(first)).to_contain_text("word3")
+        second = person.context.new_page()  # cookies go by host, not port: the same person
+        second.goto(f"{other.url}{session_path(first)}")
+        followed = answer_of(second)
+        expect(followed).to_have_attribute("aria-busy", "true")
+        expect(followed).to_contain_text("word12")
+        second.get_by_role("button", name="Stop").click()
+        for page in (second, first):
+            expect(answer_of(page).get_by_role("note")).to_have_text("Stopped")
+        shown = answer_of(first).locator(".message-body").text_content()
+        assert "word59" not in shown and shown == followed.locator(".message-body").text_content()
