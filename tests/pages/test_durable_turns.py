@@ -21,6 +21,7 @@ from tests.peers.openai_server import Reply, ToolCall
 
 WORDS = [f"word{i}" for i in range(60)]
 LONG = " ".join(WORDS)
+PACE = 0.08  # seconds a word: the answer still streams after a reload on a busy machine (4.8 s in all)
 APPROVALS_AGENT = "pages-approvals"
 
 
@@ -40,7 +41,7 @@ def session_path(page) -> str:
 
 def test_stop_ends_the_answer_and_keeps_what_had_streamed(site: Site, model, person: Person):
     site.chat_app("pages-stop")
-    model.script([Reply(text=LONG, token_delay=0.05)])
+    model.script([Reply(text=LONG, token_delay=PACE)])
     page = person.open("/chat/pages-stop/")
     ask(page, "Tell me a long story")
     answer = answer_of(page)
@@ -68,7 +69,7 @@ def test_stop_ends_the_answer_and_keeps_what_had_streamed(site: Site, model, per
 @pytest.mark.parametrize("transport", ["websocket", "sse"])
 def test_a_reload_mid_answer_goes_on_with_the_answer_live(site: Site, model, person: Person, transport: str):
     site.chat_app("pages-reload")
-    model.script([Reply(text=LONG, token_delay=0.05)])
+    model.script([Reply(text=LONG, token_delay=PACE)])
     page = person.page
     resumed_over = []
     page.on(
@@ -106,7 +107,7 @@ def test_a_reload_mid_answer_goes_on_with_the_answer_live(site: Site, model, per
 
 def test_a_second_tab_follows_the_same_answer(site: Site, model, person: Person):
     site.chat_app("pages-two-tabs")
-    model.script([Reply(text=LONG, token_delay=0.05)])
+    model.script([Reply(text=LONG, token_delay=PACE)])
     first = person.open("/chat/pages-two-tabs/")
     ask(first, "Tell me a long story")
     expect(answer_of(first)).to_contain_text("word5")
@@ -126,7 +127,7 @@ def test_a_second_tab_follows_the_same_answer(site: Site, model, person: Person)
 
 def test_a_tab_left_open_catches_up_with_a_turn_another_tab_started(site: Site, model, person: Person):
     site.chat_app("pages-catch-up")
-    model.script([Reply(text="A first answer."), Reply(text=LONG, token_delay=0.05)])
+    model.script([Reply(text="A first answer."), Reply(text=LONG, token_delay=PACE)])
     first = person.open("/chat/pages-catch-up/")
     ask(first, "Hello")
     expect(answer_of(first)).to_have_attribute("data-message-id", re.compile(".+"))
@@ -240,7 +241,7 @@ def test_a_new_message_supersedes_a_waiting_call_and_the_page_shows_both_answers
 
 def test_stop_in_a_second_tab_stops_the_answer_in_the_first(site: Site, model, person: Person):
     site.chat_app("pages-stop-elsewhere")
-    model.script([Reply(text=LONG, token_delay=0.05)])
+    model.script([Reply(text=LONG, token_delay=PACE)])
     first = person.open("/chat/pages-stop-elsewhere/")
     ask(first, "Tell me a long story")
     expect(answer_of(first)).to_contain_text("word3")
@@ -277,7 +278,7 @@ def test_a_card_decided_in_another_tab_says_so_and_the_answer_goes_on(site: Site
 
 def test_leaving_a_streaming_conversation_and_coming_back_follows_it_again(site: Site, model, person: Person):
     site.chat_app("pages-leave")
-    model.script([Reply(text=LONG, token_delay=0.05), Reply(text="A new chat answers at once.")])
+    model.script([Reply(text=LONG, token_delay=PACE), Reply(text="A new chat answers at once.")])
     page = person.open("/chat/pages-leave/")
     ask(page, "Tell me a long story")
     expect(answer_of(page)).to_contain_text("word5")
@@ -356,7 +357,7 @@ def wait_until(check, *, seconds: float) -> None:
 
 def test_a_message_refused_while_another_tab_streams_keeps_its_text_and_follows_that_answer(site: Site, model, person: Person):
     site.chat_app("pages-busy", features={"concurrentTurns": {"strategy": "reject"}})
-    model.script([Reply(text="A first answer."), Reply(text=LONG, token_delay=0.05)])
+    model.script([Reply(text="A first answer."), Reply(text=LONG, token_delay=PACE)])
     first = person.open("/chat/pages-busy/")
     ask(first, "Hello")
     expect(answer_of(first)).to_have_attribute("data-message-id", re.compile(".+"))
@@ -382,7 +383,7 @@ def test_a_tab_on_another_server_process_follows_the_answer_and_stops_it(site: S
     with contextlib.ExitStack() as stack:
         other = start_site(site.env, site.model, stack, seed=False)
         site.chat_app("pages-two-processes")
-        model.script([Reply(text=LONG, token_delay=0.05)])
+        model.script([Reply(text=LONG, token_delay=PACE)])
         first = person.open("/chat/pages-two-processes/")
         ask(first, "Tell me a long story")
         expect(answer_of(first)).to_contain_text("word3")
