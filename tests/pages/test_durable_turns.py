@@ -11,6 +11,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -37,6 +38,29 @@ def answer_of(page):
 def session_path(page) -> str:
     expect(page).to_have_url(re.compile(r"/chat/[^/]+/[0-9a-f-]{36}$"))
     return re.sub(r"^https?://[^/]+", "", page.url)
+
+
+def wait_until(check, *, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def two_tabs_then_a_long_answer(site: Site, model, person: Person, chat_app_id: str, **app: Any) -> tuple[Any, Any]:
+    """Two tabs of `person` on one conversation with a first answer; then the first tab asks for
+    the long answer, which is streaming when this returns."""
+    site.chat_app(chat_app_id, **app)
+    model.script([Reply(text="A first answer."), Reply(text=LONG, token_delay=PACE)])
+    first = person.open(f"/chat/{chat_app_id}/")
+    ask(first, "Hello")
+    expect(answer_of(first)).to_have_attribute("data-message-id", re.compile(".+"))
+    second = person.context.new_page()
+    second.goto(f"{site.url}{session_path(first)}")
+    expect(answer_of(second)).to_have_text("A first answer.")
+    ask(first, "Tell me a long story")
+    expect(answer_of(first)).to_contain_text("word3")
+    return first, second
 
 
 def test_stop_ends_the_answer_and_keeps_what_had_streamed(site: Site, model, person: Person):
@@ -126,17 +150,7 @@ def test_a_second_tab_follows_the_same_answer(site: Site, model, person: Person)
 
 
 def test_a_tab_left_open_catches_up_with_a_turn_another_tab_started(site: Site, model, person: Person):
-    site.chat_app("pages-catch-up")
-    model.script([Reply(text="A first answer."), Reply(text=LONG, token_delay=PACE)])
-    first = person.open("/chat/pages-catch-up/")
-    ask(first, "Hello")
-    expect(answer_of(first)).to_have_attribute("data-message-id", re.compile(".+"))
-    second = person.context.new_page()
-    second.goto(f"{site.url}{session_path(first)}")
-    expect(answer_of(second)).to_have_text("A first answer.")
-
-    ask(first, "Tell me a long story")
-    expect(answer_of(first)).to_contain_text("word5")
+    first, second = two_tabs_then_a_long_answer(site, model, person, "pages-catch-up")
     # Headless Chromium keeps every tab visible: the event a browser sends when the tab is shown again.
     second.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
     expect(second.locator('[data-message-role="user"]')).to_have_text(["Hello", "Tell me a long story"])
@@ -348,25 +362,8 @@ def test_a_turn_no_longer_kept_when_the_connection_comes_back_shows_as_stored(si
         assert len(stored_reads) == 1, "nothing left to resume: the conversation is read as stored, once"
 
 
-def wait_until(check, *, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
-
-
 def test_a_message_refused_while_another_tab_streams_keeps_its_text_and_follows_that_answer(site: Site, model, person: Person):
-    site.chat_app("pages-busy", features={"concurrentTurns": {"strategy": "reject"}})
-    model.script([Reply(text="A first answer."), Reply(text=LONG, token_delay=PACE)])
-    first = person.open("/chat/pages-busy/")
-    ask(first, "Hello")
-    expect(answer_of(first)).to_have_attribute("data-message-id", re.compile(".+"))
-    second = person.context.new_page()
-    second.goto(f"{site.url}{session_path(first)}")
-    expect(answer_of(second)).to_have_text("A first answer.")
-
-    ask(first, "Tell me a long story")
-    expect(answer_of(first)).to_contain_text("word3")
+    _, second = two_tabs_then_a_long_answer(site, model, person, "pages-busy", features={"concurrentTurns": {"strategy": "reject"}})
     ask(second, "Me too")
     expect(second.get_by_role("alert")).to_contain_text("still answering another message")
     expect(second.get_by_role("textbox", name="Ask a question")).to_have_value("Me too")
