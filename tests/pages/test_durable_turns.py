@@ -394,3 +394,21 @@ def test_a_tab_on_another_server_process_follows_the_answer_and_stops_it(site: S
             expect(answer_of(page).get_by_role("note")).to_have_text("Stopped")
         shown = answer_of(first).locator(".message-body").text_content()
         assert "word59" not in shown and shown == followed.locator(".message-body").text_content()
+
+
+def test_two_waiting_calls_go_on_once_both_are_decided(site: Site, model, person: Person, approvals_app: str):
+    calls = [ToolCall("add", {"a": 1, "b": 2}), ToolCall("add", {"a": 30, "b": 40})]
+    model.script([Reply(text="Two sums.", tool_calls=calls), Reply(text="One ran, one was refused.")])
+    page = person.open(f"/chat/{approvals_app}/")
+    ask(page, "Add both")
+    cards = answer_of(page).get_by_role("group", name="Approval: add")
+    expect(cards).to_have_count(2)
+    cards.nth(0).get_by_role("button", name="Approve").click()
+    expect(cards.nth(0)).to_contain_text("Approved")
+    expect(cards.nth(1).get_by_role("button", name="Deny")).to_be_enabled()
+    assert len(model.requests) == 1, "the turn waits for the second decision"
+    cards.nth(1).get_by_role("button", name="Deny").click()
+    expect(cards.nth(1)).to_contain_text("Denied")
+    expect(answer_of(page).locator(".message-body p")).to_have_text(["Two sums.", "One ran, one was refused."])
+    results = dict(model.tool_results(1))
+    assert json.loads(results[calls[0].id]) == {"sum": 3} and "refused" in results[calls[1].id]
