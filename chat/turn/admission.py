@@ -19,10 +19,8 @@ from __future__ import annotations
 import threading
 import uuid
 from dataclasses import dataclass, field
-from importlib import import_module
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest
 from rest_framework import exceptions
 
@@ -38,7 +36,7 @@ from chat.turn.definitions import turn_definitions
 from chat.turn.lock import TurnClaim, turn_claim, turn_claim_continuation
 from chat.turn.prompt import TurnContext, build_context
 from chat.turn.serializers import ConverseRequestSerializer
-from chat.users.authentication import user_for_cookie, user_for_token
+from chat.users.authentication import socket_user, user_for_cookie, user_for_token
 from chat.users.models import ChatUser
 from chat.users.serializers import ChatUserSerializer
 from chat.users.services import user_get_or_create
@@ -96,20 +94,18 @@ class CookieCaller(Caller):
 
 
 class SocketCaller(Caller):
-    """A WebSocket's user, authenticated when the socket opened. A socket opened with the `session`
-    cookie (`session_key`) is signed out with it: each turn checks that the session still exists."""
+    """A WebSocket's user, authenticated when the socket opened with a token or the `session`
+    cookie (`session_key`); each turn checks that credential and the user again."""
 
-    def __init__(self, user: ChatUser, address: str, session_key: str | None = None) -> None:
+    def __init__(self, user: ChatUser, address: str, *, token: str | None = None, session_key: str | None = None) -> None:
         super().__init__(address)
-        self.user, self.session_key = user, session_key
+        self.user, self.token, self.session_key = user, token, session_key
 
     def known_now(self) -> str | None:
         return f"user:{self.user.pk}"
 
     def authenticate(self) -> ChatUser:
-        if self.session_key is not None and not import_module(settings.SESSION_ENGINE).SessionStore().exists(self.session_key):
-            raise exceptions.AuthenticationFailed("signed out: the session this socket was opened with has ended; sign in again")
-        return self.user
+        return socket_user(self.user, token=self.token, session_key=self.session_key)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.forms import UserCreationForm
 
 from chat.users.models import ChatUser
+from chat.users.services import users_deactivate
 from chatplatform.admin_forms import JSONEditor, JSONField
 
 
@@ -31,6 +32,17 @@ class ChatUserAdmin(UserAdmin):
         ("Dates", {"fields": ("create_date", "last_update", "last_login")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("user_id", "password1", "password2")}),)
+    actions = ("deactivate",)
+
+    @admin.action(description="Deactivate selected chat users (out at once)")
+    def deactivate(self, request, queryset):  # type: ignore[no-untyped-def]
+        count = users_deactivate(user_ids=queryset.values_list("pk", flat=True))
+        self.message_user(
+            request,
+            f"{count} chat user(s) deactivated: they are out at once. Their tokens and cookies are refused at their next "
+            "request, and their open chat sockets are closed at their next message.",
+            messages.SUCCESS,
+        )
 
     def get_form(self, request, obj=None, **kwargs):  # type: ignore[no-untyped-def]
         form = super().get_form(request, obj, **kwargs)

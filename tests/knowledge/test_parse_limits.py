@@ -106,7 +106,9 @@ def _turn(server: ServerProcess) -> float:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, migrated_sqlite: Path) -> Iterator[ServerProcess]:
-    with asgi_server(_server_env(tmp_path_factory.mktemp("kb-bombs"), migrated_sqlite)) as running:
+    # Turns run back to back during the attack: the chat rate limit must not be what answers them.
+    env = _server_env(tmp_path_factory.mktemp("kb-bombs"), migrated_sqlite, CHAT_RATE_LIMITS='{"chat": 100000}')
+    with asgi_server(env) as running:
         base = {"knowledgeBaseId": "kb", "name": "KB", "description": "Uploads."}
         httpx.post(
             f"{running.url}/api/chat-admin/knowledge-base", json={"knowledgeBase": base}, headers=ADMIN, timeout=30
