@@ -100,7 +100,11 @@ const attachments = new Attachments({
     if (removed) composer.focus();
   },
 });
-const transport = new Transport({ api, onTitle: ({ sessionId, title }) => sessions.setTitle(sessionId, title) });
+// A title replayed by a resume may have been renamed since: the sidebar reads the stored ones.
+const transport = new Transport({
+  api,
+  onTitle: ({ sessionId, title }, replayed) => (replayed ? sessions.load() : sessions.setTitle(sessionId, title)),
+});
 const turns = new Turns({
   parts: { api, transport, conversation, sessions, composer, attachments, notices, messages, approvals, feedback, features },
   target: { chatAppId, agentId },

@@ -24,7 +24,8 @@ export class Transport {
   constructor({ api, wsPath = "/ws/chat/converse", onTitle = () => {} }) {
     this.api = api;
     this.wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${wsPath}`;
-    this.onTitle = onTitle;
+    this.onTitle = onTitle; // (data, replayed): `replayed` when it came in a resume, maybe renamed since
+    this.socketResumed = false; // what the socket answers (its `title` comes after `done`): a resume
     this.socket = null;
     this.opening = null;
     this.socketFailedAt = -Infinity;
@@ -83,7 +84,7 @@ export class Transport {
     }
     const { type, eventId, ...data } = event;
     if (type === "title") {
-      this.onTitle(data);
+      this.onTitle(data, this.socketResumed);
       return;
     }
     if (!this.current) return;
@@ -139,7 +140,7 @@ export class Transport {
   }
 
   async stream(start, onEvent, following) {
-    if (start.response) return this.read(start.response, onEvent);
+    if (start.response) return this.read(start.response, onEvent, false);
     // The socket answers one turn at a time: a second stream meanwhile goes over SSE.
     const useSocket = !this.forceSse && !this.current && performance.now() - this.socketFailedAt > SOCKET_RETRY_MS;
     const socket = useSocket ? await this.connect() : null;
@@ -148,6 +149,7 @@ export class Transport {
       const message = start.body ?? { action: "resume", sessionId: start.sessionId, lastEventId: start.lastEventId ?? undefined };
       return new Promise((resolve) => {
         this.current = { onEvent, resolve, socket };
+        this.socketResumed = !start.body;
         socket.send(JSON.stringify(message));
       });
     }
@@ -160,12 +162,12 @@ export class Transport {
       onEvent("error", { success: false, error: error.message, code: error.code, retryAfter: error.retryAfter, status: error.status });
       return "error";
     }
-    return this.read(response, onEvent);
+    return this.read(response, onEvent, !start.body);
   }
 
   // The events of an open SSE response, until `done` or `error`; the stream is read on to its end
-  // for the session's title.
-  read(response, onEvent) {
+  // for the session's title (`resumed`: the response is a resume's).
+  read(response, onEvent, resumed) {
     if (response.status === 204) return Promise.resolve("idle");
     return new Promise((resolve) => {
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -189,7 +191,7 @@ export class Transport {
             const parsed = parseEvent(buffer.slice(0, cut));
             buffer = buffer.slice(cut + 2);
             if (!parsed) continue; // a heartbeat comment
-            if (parsed.type === "title") this.onTitle(parsed.data);
+            if (parsed.type === "title") this.onTitle(parsed.data, resumed);
             else if (!ended) {
               onEvent(parsed.type, parsed.data, parsed.id);
               if (parsed.type === "done" || parsed.type === "error") end(parsed.type);
