@@ -100,6 +100,26 @@ export class Api {
   converseStream(body) {
     return this.fetch("POST", "/converse", { json: body, accept: "text/event-stream" });
   }
+  // The session's latest turn after `lastEventId`, as Server-Sent Events (docs/api.md, "Resume,
+  // stop and approvals"): the open response, 204 when no turn is running or kept.
+  resumeStream(sessionId, lastEventId) {
+    return this.fetch("GET", `/sessions/${encodeURIComponent(sessionId)}/stream`, {
+      query: { lastEventId },
+      accept: "text/event-stream",
+    });
+  }
+  stop(sessionId) {
+    return this.request("POST", `/sessions/${encodeURIComponent(sessionId)}/stop`, { json: {} });
+  }
+  approvals(sessionId) {
+    return this.request("GET", `/sessions/${encodeURIComponent(sessionId)}/approvals`);
+  }
+  // A decision on a tool call that waits: the open response, the turn's events when it goes on
+  // (the last pending call of its turn decided), `{success, approval}` otherwise.
+  decide(sessionId, approvalId, decision) {
+    const path = `/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(approvalId)}`;
+    return this.fetch("POST", path, { json: { decision }, accept: "text/event-stream" });
+  }
 }
 
 // The error of a response that is not 2xx. A 401, or a 403 for a CSRF token that is no longer
