@@ -2,7 +2,7 @@
 // (the verification grade, the traces, the cited sources, the feedback) and the tool calls it
 // waits for (chat/approvals). The same elements serve a streamed answer and a stored one, so a
 // reload shows what the stream showed. Each message is an `article` with `data-message-role`, and
-// `data-message-id` once stored (docs/widgets.md, "What the page knows").
+// `data-message-id` once stored (docs/widgets.md, "What the page knows (server → browser)").
 
 import { el } from "chat/dom";
 import { fileList } from "chat/files";
