@@ -4,6 +4,7 @@ from django.urls import path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
 from chat.doors.converse import ConverseView
+from chat.doors.openai import ChatCompletionsView, ModelsView
 from chat.doors.sessions import ApprovalDecisionView, ApprovalsView, SessionStopView, SessionStreamView
 from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
 from chat.files.views import FileViewSet
@@ -40,6 +41,12 @@ chat_urlpatterns = [
         name="chat-widget-data",
     ),
     path("webcomponent/<str:scope>/<str:tag>", WebComponentViewSet.as_view({"get": "script"}), name="chat-webcomponent"),
+]
+
+# The protocol doors (docs/doors.md), at the root: OpenAI's SDKs take `<site>/v1` as their base URL.
+door_urlpatterns = [
+    path("v1/chat/completions", ChatCompletionsView.as_view(), name="door-chat-completions"),
+    path("v1/models", ModelsView.as_view(), name="door-models"),
 ]
 
 admin_urlpatterns = [
