@@ -5,6 +5,7 @@ from django.urls import path
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
 from chat.doors.converse import ConverseView
 from chat.doors.openai import ChatCompletionsView, ModelsView
+from chat.doors.responses import ResponsesView, ResponseView
 from chat.doors.sessions import ApprovalDecisionView, ApprovalsView, SessionStopView, SessionStreamView
 from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
 from chat.files.views import FileViewSet
@@ -47,6 +48,8 @@ chat_urlpatterns = [
 door_urlpatterns = [
     path("v1/chat/completions", ChatCompletionsView.as_view(), name="door-chat-completions"),
     path("v1/models", ModelsView.as_view(), name="door-models"),
+    path("v1/responses", ResponsesView.as_view(), name="door-responses"),
+    path("v1/responses/<str:responseId>", ResponseView.as_view(), name="door-response"),
 ]
 
 admin_urlpatterns = [
