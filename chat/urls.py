@@ -1,10 +1,10 @@
 """The paths of the Chat and Admin APIs' chat records (docs/api.md), written out literally."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
 from chat.doors.converse import ConverseView
-from chat.doors.openai import ChatCompletionsView, ModelsView
+from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
 from chat.doors.responses import ResponsesView, ResponseView
 from chat.doors.sessions import ApprovalDecisionView, ApprovalsView, SessionStopView, SessionStreamView
 from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
@@ -50,6 +50,7 @@ door_urlpatterns = [
     path("v1/models", ModelsView.as_view(), name="door-models"),
     path("v1/responses", ResponsesView.as_view(), name="door-responses"),
     path("v1/responses/<str:responseId>", ResponseView.as_view(), name="door-response"),
+    re_path(r"^v1(?:/.*)?$", UnknownPathView.as_view()),
 ]
 
 admin_urlpatterns = [

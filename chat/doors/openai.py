@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
 
 from chat.chat_apps.selectors import chat_apps_for_user
@@ -21,6 +23,7 @@ from chat.doors.http import DoorView, caller_of, rendered_sse, sse_response
 from chat.turn.admission import parse
 from chat.turn.door import DoorError, DoorTurn, admit_door, admit_door_caller, door_error
 from chat.turn.events import TurnEvent
+from chatplatform.api.errors import Code
 from chatplatform.api.fields import StrictCharField
 from chatplatform.db import on_db_thread
 
@@ -47,7 +50,7 @@ def error_object(error: DoorError) -> dict[str, Any]:
 
 def error_event_object(event: TurnEvent) -> dict[str, Any]:
     """A turn's `error` event as OpenAI's error object."""
-    return error_object(DoorError(event.status, event.data.get("code") or "INTERNAL_ERROR", event.data.get("error") or ""))
+    return error_object(DoorError(event.status, event.data.get("code") or Code.INTERNAL_ERROR, event.data.get("error") or ""))
 
 
 def sse_data(data: Any) -> bytes:
@@ -84,6 +87,14 @@ class OpenAIDoorView(DoorView):
 
     async def http_method_not_allowed(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return self.failed(door_error(exceptions.MethodNotAllowed(request.method or "")))
+
+
+@method_decorator(csrf_exempt, name="dispatch")  # its own dispatch: DoorView's exemption is on the one it replaces
+class UnknownPathView(OpenAIDoorView):
+    """Any other path under /v1/: 404 in OpenAI's shape, as an OpenAI client expects it."""
+
+    async def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return self.failed(DoorError(404, Code.NOT_FOUND, f"no such path: {request.path}"))
 
 
 # --- Message content -----------------------------------------------------------------------------

@@ -239,3 +239,15 @@ async def test_models_lists_the_chat_apps_the_user_may_use(app, openai_for):
     assert [model.id for model in models.data] == ["support"]
     assert [model.id for model in staff_models.data] == ["staff-only", "support"]
     assert models.data[0].object == "model"
+
+
+async def test_unknown_paths_and_methods_answer_in_openais_error_shape(app, http):
+    unknown = await http.post("/v1/embeddings", json={"model": "support", "input": "x"}, headers=authorized())
+    wrong_method = await http.get("/v1/chat/completions", headers=authorized())
+
+    assert unknown.status_code == 404
+    expected = {"message": "no such path: /v1/embeddings", "type": "not_found_error", "code": "NOT_FOUND", "param": None}
+    assert unknown.json() == {"error": expected}
+    assert wrong_method.status_code == 405
+    assert wrong_method.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    assert wrong_method.headers["Allow"] == "POST, OPTIONS"
