@@ -11,6 +11,8 @@ from asgiref.sync import sync_to_async
 
 from chat.models import ChatMessage, ChatSession
 from chat.turn import wait_for_running_turns
+from chat.webhooks.models import WebhookDelivery
+from tests.conftest import bearer_token
 from tests.doors.conftest import authorized
 from tests.factories import ChatAppFactory
 from tests.peers import Reply
@@ -251,3 +253,18 @@ async def test_unknown_paths_and_methods_answer_in_openais_error_shape(app, http
     assert wrong_method.status_code == 405
     assert wrong_method.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
     assert wrong_method.headers["Allow"] == "POST, OPTIONS"
+
+
+async def test_a_door_session_fires_session_created_and_is_found_by_the_admins_search(app, openai_for, openai_server, http, settings):
+    settings.CHAT_WEBHOOKS = [{"url": "http://127.0.0.1:9/hook", "events": ["session.created"], "secret": "s"}]
+    openai_server.script([Reply(text="Hello.")])
+
+    raw = await openai_for("alice").chat.completions.with_raw_response.create(model="support", messages=[{"role": "user", "content": "Hi"}])
+    await wait_for_running_turns()
+    session_id = raw.headers["X-Chat-Session-Id"]
+
+    delivery = await WebhookDelivery.objects.aget()
+    assert (delivery.event, str(delivery.session_id)) == ("session.created", session_id)
+    admin = {"Authorization": f"Bearer {bearer_token('ops', admin=True)}"}
+    found = await http.post("/api/chat-admin/sessions/search", json={"command": "sessionSearch", "search": {}, "size": 10}, headers=admin)
+    assert [session["sessionId"] for session in found.json()["sessions"]] == [session_id]
