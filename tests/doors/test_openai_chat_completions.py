@@ -241,6 +241,8 @@ async def test_models_lists_the_chat_apps_the_user_may_use(app, openai_for):
     assert [model.id for model in models.data] == ["support"]
     assert [model.id for model in staff_models.data] == ["staff-only", "support"]
     assert models.data[0].object == "model"
+    with pytest.raises(openai.AuthenticationError):
+        await openai_for(api_key="not-a-token").models.list()
 
 
 async def test_unknown_paths_and_methods_answer_in_openais_error_shape(app, http):
