@@ -8,12 +8,14 @@ from typing import Any
 import openai
 import pytest
 from asgiref.sync import sync_to_async
+from django.test import Client
 
 from chat.models import ChatMessage, ChatSession
 from chat.turn import wait_for_running_turns
+from chat.users.models import ChatUser
 from chat.webhooks.models import WebhookDelivery
 from tests.conftest import bearer_token
-from tests.doors.conftest import authorized
+from tests.doors.conftest import BASE_URL, authorized
 from tests.factories import ChatAppFactory
 from tests.peers import Reply
 
@@ -270,3 +272,27 @@ async def test_a_door_session_fires_session_created_and_is_found_by_the_admins_s
     admin = {"Authorization": f"Bearer {bearer_token('ops', admin=True)}"}
     found = await http.post("/api/chat-admin/sessions/search", json={"command": "sessionSearch", "search": {}, "size": 10}, headers=admin)
     assert [session["sessionId"] for session in found.json()["sessions"]] == [session_id]
+
+
+def _signed_in_cookie(user_id: str) -> str:
+    user, _ = ChatUser.objects.get_or_create(user_id=user_id)
+    browser = Client()
+    browser.force_login(user)
+    return browser.cookies["session"].value
+
+
+async def test_a_signed_in_browser_uses_the_door_with_its_cookie_and_csrf_token(app, openai_server, http):
+    openai_server.script([Reply(text="Hello, browser.")])
+    csrf = "c" * 32
+    cookie = f"session={await sync_to_async(_signed_in_cookie)('alice')}; csrftoken={csrf}"
+    body = {"model": "support", "messages": [{"role": "user", "content": "Hi"}]}
+
+    served = await http.post("/v1/chat/completions", json=body, headers={"cookie": cookie, "x-csrftoken": csrf, "origin": BASE_URL})
+    await wait_for_running_turns()
+    forged = await http.post("/v1/chat/completions", json=body, headers={"cookie": cookie, "origin": BASE_URL})
+
+    assert served.status_code == 200
+    assert served.json()["choices"][0]["message"]["content"] == "Hello, browser."
+    assert forged.status_code == 403
+    assert forged.json()["error"]["type"] == "permission_error"
+    assert await ChatSession.objects.acount() == 1
