@@ -224,15 +224,18 @@ class ResponseEvents:
 # --- The views -------------------------------------------------------------------------------------
 
 
+NO_SESSION = str(uuid.UUID(int=0))
+
+
 def session_of_response(response_id: str) -> str:
-    """The session of the answer `response_id`; an id no session has when there is none, so that the
+    """The session of the answer `response_id`; NO_SESSION when there is none, so that the
     admission answers 404 as for another user's (the caller is not known yet)."""
     try:
-        found = ChatMessage.objects.filter(pk=uuid.UUID(response_id), source=MessageSource.ASSISTANT).values_list("session_id", flat=True)
+        answer_id = uuid.UUID(response_id)
     except ValueError:
-        found = None
-    session_id = found.first() if found is not None else None
-    return str(session_id or uuid.UUID(int=0))
+        return NO_SESSION
+    found = ChatMessage.objects.filter(pk=answer_id, source=MessageSource.ASSISTANT).values_list("session_id", flat=True).first()
+    return str(found) if found is not None else NO_SESSION
 
 
 def response_not_found(response_id: str, headers: dict[str, str]) -> DoorError:
