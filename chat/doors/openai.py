@@ -21,7 +21,7 @@ from rest_framework import exceptions, serializers
 from chat.chat_apps.selectors import chat_apps_for_user
 from chat.doors.http import DoorView, caller_of, rendered_sse, sse_response
 from chat.turn.admission import parse
-from chat.turn.door import DoorError, DoorTurn, admit_door, admit_door_caller, door_error
+from chat.turn.door import DoorError, DoorMessage, DoorTurn, admit_door, admit_door_caller, door_error
 from chat.turn.events import TurnEvent
 from chatplatform.api.errors import Code
 from chatplatform.api.fields import StrictCharField
@@ -76,13 +76,10 @@ class OpenAIDoorView(DoorView):
             response[name] = value
         return response
 
-    def request_body(self, request: HttpRequest, serializer: type[serializers.Serializer]) -> dict[str, Any]:
-        """The JSON body checked by `serializer`; DoorError (400, 413, 415) naming the field and the rule."""
-        try:
-            checker = serializer(data=parse(self.body(request), request.content_type or ""))
-            checker.is_valid(raise_exception=True)
-        except Exception as exc:
-            raise door_error(exc) from exc
+    def read_body(self, request: HttpRequest, serializer: type[serializers.Serializer]) -> dict[str, Any]:
+        """The JSON body checked by `serializer` (400, 413, 415 naming the field and the rule)."""
+        checker = serializer(data=parse(self.body(request), request.content_type or ""))
+        checker.is_valid(raise_exception=True)
         return dict(checker.validated_data)
 
     async def http_method_not_allowed(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -184,15 +181,16 @@ class ChatCompletionsView(OpenAIDoorView):
     """`POST /v1/chat/completions`: a `chat.completion`, or `chat.completion.chunk` events."""
 
     async def post(self, request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
-        try:
-            body = self.request_body(request, ChatCompletionRequestSerializer)
+        def read(user: Any) -> DoorMessage:
+            body = self.read_body(request, ChatCompletionRequestSerializer)
             session_id = request.headers.get(SESSION_HEADER) or (body.get("metadata") or {}).get("sessionId") or None
-            door = await admit_door(
-                caller_of(request), chat_app_id=body["model"], message=body["message"], session_id=session_id, history=body["history"]
-            )
+            return DoorMessage(body["model"], body["message"], session_id, body["history"], options=body)
+
+        try:
+            door = await admit_door(caller_of(request), read)
         except DoorError as error:
             return self.failed(error)
-        headers = {**door.headers, SESSION_HEADER: door.session_id}
+        body, headers = door.request.options, {**door.headers, SESSION_HEADER: door.session_id}
         if body["stream"]:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return self.events(rendered_sse(door.events(), CompletionChunks(body["model"], include_usage).render), headers)

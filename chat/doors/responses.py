@@ -31,9 +31,10 @@ from chat.doors.openai import (
 )
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource
 from chat.turn import replay
-from chat.turn.door import DoorError, admit_door, admit_door_caller
+from chat.turn.door import DoorError, DoorMessage, admit_door, admit_door_caller
 from chat.turn.events import Turn, TurnEvent
-from chatplatform.api.errors import Code
+from chat.users.models import ChatUser
+from chatplatform.api.errors import Code, NotFound
 from chatplatform.api.fields import StrictCharField
 from chatplatform.db import on_db_thread
 
@@ -224,18 +225,18 @@ class ResponseEvents:
 # --- The views -------------------------------------------------------------------------------------
 
 
-NO_SESSION = str(uuid.UUID(int=0))
-
-
-def session_of_response(response_id: str) -> str:
-    """The session of the answer `response_id`; NO_SESSION when there is none, so that the
-    admission answers 404 as for another user's (the caller is not known yet)."""
+def session_of_response(response_id: str, user: ChatUser) -> str:
+    """The session of the user's answer `response_id`; 404 for anything else, another user's alike."""
+    missing = NotFound(f"previous_response_id: response {response_id} not found")
     try:
         answer_id = uuid.UUID(response_id)
     except ValueError:
-        return NO_SESSION
-    found = ChatMessage.objects.filter(pk=answer_id, source=MessageSource.ASSISTANT).values_list("session_id", flat=True).first()
-    return str(found) if found is not None else NO_SESSION
+        raise missing from None
+    answers = ChatMessage.objects.filter(pk=answer_id, source=MessageSource.ASSISTANT, session__user=user)
+    session_id = answers.values_list("session_id", flat=True).first()
+    if session_id is None:
+        raise missing
+    return str(session_id)
 
 
 def response_not_found(response_id: str, headers: dict[str, str]) -> DoorError:
@@ -246,20 +247,17 @@ class ResponsesView(OpenAIDoorView):
     """`POST /v1/responses`: a `response`, or its events."""
 
     async def post(self, request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+        def read(user: ChatUser) -> DoorMessage:
+            body = self.read_body(request, ResponseRequestSerializer)
+            previous = body.get("previous_response_id")
+            session_id = session_of_response(previous, user) if previous else None
+            return DoorMessage(body["model"], body["message"], session_id, body["history"], options=body)
+
         try:
-            body = self.request_body(request, ResponseRequestSerializer)
-            previous = body.get("previous_response_id") or None
-            session_id = await on_db_thread(session_of_response)(previous) if previous else None
-            try:
-                door = await admit_door(
-                    caller_of(request), chat_app_id=body["model"], message=body["message"], session_id=session_id, history=body["history"]
-                )
-            except DoorError as error:
-                if previous and error.code == Code.INVALID_SESSION_ID:
-                    raise DoorError(404, Code.NOT_FOUND, f"previous_response_id: response {previous} not found", error.headers) from None
-                raise
+            door = await admit_door(caller_of(request), read)
         except DoorError as error:
             return self.failed(error)
+        body = door.request.options
         headers = {**door.headers, SESSION_HEADER: door.session_id}
         events = ResponseEvents(body["model"])
         if body["stream"]:

@@ -1,10 +1,11 @@
 """The one admission of the protocol doors (docs/doors.md): OpenAI's Chat Completions and
 Responses, AG-UI, A2A, MCP.
 
-    admit_door(caller, chat_app_id=..., message=..., session_id=?, history=?) → DoorTurn
-        .session_id, .headers       known before any event (a new session is created here)
-        .events()                   start the turn: the reader of its one event stream
-        .answer()                   start the turn: its `done` fields
+    admit_door(caller, read) → DoorTurn     read(user) → DoorMessage: the door's request, read once
+                                            the caller is authenticated and counted
+        .request, .session_id, .headers     known before any event (a new session is created here)
+        .events()                           start the turn: the reader of its one event stream
+        .answer()                           start the turn: its `done` fields
     raises DoorError(status, code, message, headers): each door renders it in its own shape
 
 The same admission as converse (chat.turn.admission): authentication, the rate limit, access
@@ -14,6 +15,7 @@ chat app the caller may not use answers as an unknown one does (404 INVALID_CHAT
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,11 +69,24 @@ def unknown_chat_app(chat_app_id: str) -> NotFound:
     return NotFound(f"chat app {chat_app_id} not found", code=Code.INVALID_CHAT_APP_ID)
 
 
-class DoorTurn:
-    """An admitted turn: its session and headers now, its events once started (once)."""
+@dataclass(frozen=True)
+class DoorMessage:
+    """A door's request, read: the chat app, the turn's message, the session it continues (or
+    None: a new one, whose earlier messages are `history`, (`user` | `assistant`, text) oldest
+    first), and what else the door read (`options`: its own fields, handed back on the DoorTurn)."""
 
-    def __init__(self, admitted: Admitted) -> None:
-        self.admitted = admitted
+    chat_app_id: str
+    message: str
+    session_id: str | None = None
+    history: list[tuple[str, str]] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+class DoorTurn:
+    """An admitted turn: its request, session and headers now, its events once started (once)."""
+
+    def __init__(self, admitted: Admitted, request: DoorMessage) -> None:
+        self.admitted, self.request = admitted, request
         self.session_id = str(admitted.claim.session_id)
         self.headers = admitted.budget.headers()
         self._reader: replay.Reader | None = None
@@ -99,45 +114,35 @@ class DoorCaller:
     headers: dict[str, str]
 
 
-async def admit_door(
-    caller: Caller,
-    *,
-    chat_app_id: str,
-    message: str,
-    session_id: str | None = None,
-    history: list[tuple[str, str]] | None = None,
-) -> DoorTurn:
-    """Admit a door's turn on the chat app `chat_app_id`: continuing `session_id`, or a new session
-    whose earlier messages are `history` ((`user` | `assistant`, text), oldest first)."""
+async def admit_door(caller: Caller, read: Callable[[ChatUser], DoorMessage]) -> DoorTurn:
+    """Admit a door's turn. `read(user)` reads the door's request once the caller is authenticated
+    and counted, as converse reads its body: on the database thread (it may query for the user),
+    and what it raises is the refusal (a DRF ValidationError: 400 naming the field and the rule)."""
     try:
-        admitted = await on_db_thread(_admit_door)(caller, chat_app_id, message, session_id, history, await counted_early(caller))
+        admitted, request = await on_db_thread(_admit_door)(caller, read, await counted_early(caller))
     except Exception as exc:
         raise door_error(exc) from exc
     if admitted.claim.user_message is None and concurrent_turns(admitted.context.features) == "interrupt":
         await replay.stop(admitted.claim.session_id)  # as converse: the running turn stops, this one follows
-    return DoorTurn(admitted)
+    return DoorTurn(admitted, request)
 
 
-def _admit_door(
-    caller: Caller,
-    chat_app_id: str,
-    message: str,
-    session_id: str | None,
-    history: list[tuple[str, str]] | None,
-    budget: ratelimit.Budget | None,
-) -> Admitted:
+def _admit_door(caller: Caller, read: Callable[[ChatUser], DoorMessage], budget: ratelimit.Budget | None) -> tuple[Admitted, DoorMessage]:
     admission = admit_caller(caller, budget)
     try:
+        request = read(admission.user)
+        chat_app_id = request.chat_app_id
         app = turn_definitions.reader()(("chat-app", chat_app_id), lambda: chat_app_get(chat_app_id=chat_app_id))
-        body = {"chatAppId": chat_app_id, "agentId": app.agent_id, "message": message, "features": {}, "source": TurnSource.USER}
-        if session_id:
-            body["sessionId"] = session_id
+        body = {"chatAppId": chat_app_id, "agentId": app.agent_id, "message": request.message, "features": {}, "source": TurnSource.USER}
+        if request.session_id:
+            body["sessionId"] = request.session_id
         try:
-            return admit_request(admission, validate(body), history=None if session_id else history)
+            admitted = admit_request(admission, validate(body), history=None if request.session_id else request.history)
         except (PermissionDenied, exceptions.PermissionDenied):
             raise unknown_chat_app(chat_app_id) from None
     except Exception as exc:
         raise Refused(exc, admission.budget) from exc
+    return admitted, request
 
 
 async def admit_door_caller(caller: Caller) -> DoorCaller:

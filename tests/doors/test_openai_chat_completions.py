@@ -296,3 +296,10 @@ async def test_a_signed_in_browser_uses_the_door_with_its_cookie_and_csrf_token(
     assert forged.status_code == 403
     assert forged.json()["error"]["type"] == "permission_error"
     assert await ChatSession.objects.acount() == 1
+
+
+async def test_credentials_are_checked_before_the_body_as_for_converse(app, http):
+    anonymous = await http.post("/v1/chat/completions", json={"model": "support", "messages": []})
+    anonymous_response = await http.post("/v1/responses", json={"model": "support", "input": 42})
+
+    assert (anonymous.status_code, anonymous_response.status_code) == (401, 401)
