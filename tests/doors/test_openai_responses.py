@@ -4,16 +4,19 @@ replayed after a sequence number."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import openai
 import pytest
+from asgiref.sync import sync_to_async
 
 from agents.models import AgentDefinition
 from chat.models import ChatMessage, ChatSession
 from chat.turn import wait_for_running_turns
 from tests.conftest import bearer_token
 from tests.doors.conftest import authorized
+from tests.factories import ToolDefinitionFactory
 from tests.peers import Reply, ToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -201,3 +204,37 @@ async def test_citations_of_a_knowledge_base_are_url_citation_annotations(app, o
     (annotation,) = response.output[0].content[0].annotations
     assert (annotation.type, annotation.url, annotation.title) == ("url_citation", "https://docs.example/deliveries", "Deliveries")
     assert response.output_text[annotation.start_index : annotation.end_index] == "[1]"
+
+
+async def test_a_response_stopped_by_its_user_is_incomplete_with_the_text_so_far(app, openai_for, openai_server, http):
+    openai_server.script([Reply(chunks=[f"word{n} " for n in range(100)], token_delay=0.03)])  # three seconds
+    answering = asyncio.create_task(openai_for("alice").responses.create(model="support", input="Tell me a long story"))
+    while not await ChatMessage.objects.filter(source="user").aexists():
+        await asyncio.sleep(0.05)
+    session = await ChatSession.objects.aget()
+    await asyncio.sleep(0.3)
+
+    stop = await http.post(f"/api/chat/sessions/{session.pk}/stop", json={}, headers=authorized())
+    response = await answering
+    await wait_for_running_turns()
+
+    assert stop.json()["stopped"] is True
+    assert (response.status, response.incomplete_details.reason) == ("incomplete", "stopped")
+    assert response.output_text.startswith("word0 ") and not response.output_text.endswith("word99 ")
+    assert response.output_text == (await ChatMessage.objects.aget(pk=response.id)).message
+
+
+async def test_a_response_waiting_for_an_approval_is_incomplete(app, openai_for, openai_server):
+    await sync_to_async(ToolDefinitionFactory)(tool_id="refunds@1", approval={"required": True})
+    await AgentDefinition.objects.filter(pk="helper").aupdate(tool_ids=["refunds@1"])
+    openai_server.script([Reply(text="Let me add that.", tool_calls=[ToolCall("add", {"a": 2, "b": 3})])])
+
+    events = await streamed(openai_for("alice"), model="support", input="Add 2 and 3")
+
+    assert events[-1].type == "response.incomplete"
+    response = events[-1].response
+    assert (response.status, response.incomplete_details.reason, response.output_text) == (
+        "incomplete",
+        "awaiting_approval",
+        "Let me add that.",
+    )
