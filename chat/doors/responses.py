@@ -18,6 +18,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from rest_framework import serializers
 
+from chat.approvals.models import PausedTurn
 from chat.doors.http import caller_of, rendered_sse
 from chat.doors.openai import (
     SESSION_HEADER,
@@ -309,7 +310,7 @@ class ResponseView(OpenAIDoorView):
             session_id = next((event.data["sessionId"] for event in kept.events if event.type == "session"), None)
             chat_app_id = await on_db_thread(_chat_app_of_session)(session_id, user_id)
             return None if chat_app_id is None else (chat_app_id, kept)
-        stored = await on_db_thread(_stored_answer)(response_id, user_id)
+        stored, paused = await on_db_thread(_stored_answer)(response_id, user_id)
         if stored is None:
             return None
         turn = Turn()
@@ -319,6 +320,8 @@ class ResponseView(OpenAIDoorView):
             turn.emit(TurnEvent("error", {"error": stored.error.get("message", ""), "code": stored.error.get("code")}, 500))
         else:
             done = {"response": stored.message, "usage": stored.usage, "citations": stored.citations, "stopped": bool(stored.stop_reason)}
+            if paused:
+                done["status"] = "awaiting_approval"
             turn.emit(TurnEvent("done", done))
         turn.emit(None)
         return stored.session.chat_app_id, turn
@@ -338,9 +341,11 @@ def _chat_app_of_session(session_id: str | None, user_id: str) -> str | None:
     return ChatSession.objects.filter(pk=session_id, user_id=user_id).values_list("chat_app_id", flat=True).first() if session_id else None
 
 
-def _stored_answer(response_id: str, user_id: str) -> ChatMessage | None:
-    return (
+def _stored_answer(response_id: str, user_id: str) -> tuple[ChatMessage | None, bool]:
+    """The user's stored answer, and whether its turn waits for approvals."""
+    answer = (
         ChatMessage.objects.select_related("session")
         .filter(pk=response_id, source=MessageSource.ASSISTANT, session__user_id=user_id)
         .first()
     )
+    return answer, answer is not None and PausedTurn.objects.filter(pk=answer.pk).exists()

@@ -224,7 +224,8 @@ async def test_a_response_stopped_by_its_user_is_incomplete_with_the_text_so_far
     assert response.output_text == (await ChatMessage.objects.aget(pk=response.id)).message
 
 
-async def test_a_response_waiting_for_an_approval_is_incomplete(app, openai_for, openai_server):
+async def test_a_response_waiting_for_an_approval_is_incomplete(app, openai_for, openai_server, settings):
+    settings.CHAT_STREAM_REPLAY_SECONDS = 0  # its events forgotten once it ends: retrieving it reads the stored answer
     await sync_to_async(ToolDefinitionFactory)(tool_id="refunds@1", approval={"required": True})
     await AgentDefinition.objects.filter(pk="helper").aupdate(tool_ids=["refunds@1"])
     openai_server.script([Reply(text="Let me add that.", tool_calls=[ToolCall("add", {"a": 2, "b": 3})])])
@@ -238,3 +239,5 @@ async def test_a_response_waiting_for_an_approval_is_incomplete(app, openai_for,
         "awaiting_approval",
         "Let me add that.",
     )
+    retrieved = await openai_for("alice").responses.retrieve(response.id)
+    assert (retrieved.status, retrieved.incomplete_details.reason) == ("incomplete", "awaiting_approval")
