@@ -20,7 +20,7 @@ from rest_framework import exceptions, serializers
 
 from chat.chat_apps.selectors import chat_apps_for_user
 from chat.doors.http import DoorView, caller_of, rendered_sse, sse_response
-from chat.turn.admission import parse
+from chat.turn.admission import parse, validate
 from chat.turn.door import DoorError, DoorMessage, DoorTurn, admit_door, admit_door_caller, door_error
 from chat.turn.events import TurnEvent
 from chatplatform.api.errors import Code
@@ -78,9 +78,7 @@ class OpenAIDoorView(DoorView):
 
     def read_body(self, request: HttpRequest, serializer: type[serializers.Serializer]) -> dict[str, Any]:
         """The JSON body checked by `serializer` (400, 413, 415 naming the field and the rule)."""
-        checker = serializer(data=parse(self.body(request), request.content_type or ""))
-        checker.is_valid(raise_exception=True)
-        return dict(checker.validated_data)
+        return validate(parse(self.body(request), request.content_type or ""), serializer)
 
     async def http_method_not_allowed(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return self.failed(door_error(exceptions.MethodNotAllowed(request.method or "")))

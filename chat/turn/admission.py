@@ -24,7 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
-from rest_framework import exceptions
+from rest_framework import exceptions, serializers
 
 from agents.access import agent_access
 from agents.selectors import agent_get
@@ -242,13 +242,14 @@ def parse(body: bytes | str, content_type: str) -> Any:
 _checkers = threading.local()
 
 
-def validate(body: Any) -> dict[str, Any]:
-    """The converse body checked (400 naming the field and the rule). Each thread keeps one
-    serializer and runs its validation (what `is_valid` runs): a new serializer deep-copies its
-    declared fields, a quarter of a turn's admission."""
-    serializer = getattr(_checkers, "serializer", None)
+def validate(body: Any, checker: type[serializers.Serializer] = ConverseRequestSerializer) -> dict[str, Any]:
+    """The converse body (or a door's, by its serializer) checked: 400 naming the field and the
+    rule. Each thread keeps one serializer of each and runs its validation (what `is_valid` runs):
+    a new serializer deep-copies its declared fields, a quarter of a turn's admission."""
+    kept = _checkers.__dict__
+    serializer = kept.get(checker)
     if serializer is None:
-        serializer = _checkers.serializer = ConverseRequestSerializer()
+        serializer = kept[checker] = checker()
     return dict(serializer.run_validation(body))
 
 
