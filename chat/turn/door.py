@@ -83,7 +83,8 @@ class DoorMessage:
 
 
 class DoorTurn:
-    """An admitted turn: its request, session and headers now, its events once started (once)."""
+    """An admitted turn: its request, session and headers now, its events once started (once).
+    Start it whatever happens: the admission took the session's ticket and stored the message."""
 
     def __init__(self, admitted: Admitted, request: DoorMessage) -> None:
         self.admitted, self.request = admitted, request
