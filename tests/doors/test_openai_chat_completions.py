@@ -10,6 +10,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import Client
 
+from agents.models import AgentDefinition
 from chat.models import ChatMessage, ChatSession
 from chat.turn import wait_for_running_turns
 from chat.users.models import ChatUser
@@ -173,6 +174,22 @@ async def test_a_chat_app_the_user_may_not_use_is_not_found_like_an_unknown_one(
     assert unknown.value.body["message"] == "chat app nowhere not found"
     assert not await ChatSession.objects.aexists()
     assert openai_server.requests == []
+
+
+async def test_a_chat_app_whose_agent_denies_the_user_is_not_found_either(app, openai_for, openai_server):
+    await AgentDefinition.objects.filter(pk="helper").aupdate(access_rules=[{"condition": '"staff" in user.roles', "effect": "allow"}])
+    openai_server.script([Reply(text="Welcome, staff.")])
+
+    with pytest.raises(openai.NotFoundError) as denied:
+        await openai_for("alice").chat.completions.create(model="support", messages=[{"role": "user", "content": "Hi"}])
+    allowed = await openai_for("carol", roles=["staff"]).chat.completions.create(
+        model="support", messages=[{"role": "user", "content": "Hi"}]
+    )
+    await wait_for_running_turns()
+
+    assert denied.value.body["message"] == "chat app support not found"
+    assert allowed.choices[0].message.content == "Welcome, staff."
+    assert await ChatSession.objects.acount() == 1
 
 
 async def test_another_users_session_is_not_found(app, openai_for, openai_server):
