@@ -165,7 +165,7 @@ class ResponseEvents:
 
     @property
     def item_id(self) -> str:
-        return f"msg_{uuid.UUID(self.id).hex}"
+        return f"msg_{self.id.replace('-', '')}"  # the answer's id is a UUID's canonical text
 
     def event(self, kind: str, **fields: Any) -> bytes:
         self.sequence += 1
