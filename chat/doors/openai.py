@@ -168,6 +168,7 @@ class ChatCompletionRequestSerializer(serializers.Serializer):
     stream_options = serializers.DictField(required=False, allow_null=True)
     metadata = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, allow_null=True)
     tools = serializers.ListField(required=False, allow_null=True, validators=[no_tools])
+    n = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1)  # a turn has one answer
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         texts = [(m["role"], content_text(m.get("content"), f"messages[{i}].content")) for i, m in enumerate(data["messages"])]

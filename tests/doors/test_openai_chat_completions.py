@@ -235,6 +235,19 @@ async def test_messages_without_a_user_message_are_refused_naming_the_field(app,
     assert refused.value.body["code"] == "INVALID_REQUEST"
 
 
+async def test_more_than_one_choice_and_image_parts_are_refused_naming_the_field(app, openai_for):
+    client = openai_for("alice")
+    with pytest.raises(openai.BadRequestError) as choices:
+        await client.chat.completions.create(model="support", messages=[{"role": "user", "content": "Hi"}], n=2)
+    image = {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}
+    with pytest.raises(openai.BadRequestError) as parts:
+        await client.chat.completions.create(model="support", messages=[{"role": "user", "content": [image]}])
+
+    assert choices.value.body["message"].startswith("n: ")
+    assert parts.value.body["message"] == "messages[0].content[0]: only text parts are supported (type text with a string text)"
+    assert not await ChatSession.objects.aexists()
+
+
 async def test_a_door_turn_counts_against_the_chat_api_rate_limit(app, openai_for, openai_server, settings):
     settings.CHAT_RATE_LIMITS = {**settings.CHAT_RATE_LIMITS, "chat": 1}
     openai_server.script([Reply(text="Once.")])
