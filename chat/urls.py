@@ -48,6 +48,7 @@ chat_urlpatterns = [
 door_urlpatterns = [
     path("v1/chat/completions", ChatCompletionsView.as_view(), name="door-chat-completions"),
     path("v1/models", ModelsView.as_view(), name="door-models"),
+    path("v1/models/<str:modelId>", ModelsView.as_view(), name="door-model"),
     path("v1/responses", ResponsesView.as_view(), name="door-responses"),
     path("v1/responses/<str:responseId>", ResponseView.as_view(), name="door-response"),
     re_path(r"^v1(?:/.*)?$", UnknownPathView.as_view()),

@@ -21,7 +21,7 @@ from rest_framework import exceptions, serializers
 from chat.chat_apps.selectors import chat_apps_for_user
 from chat.doors.http import DoorView, caller_of, rendered_sse, sse_response
 from chat.turn.admission import parse, validate
-from chat.turn.door import DoorError, DoorMessage, DoorTurn, admit_door, admit_door_caller, door_error
+from chat.turn.door import DoorError, DoorMessage, DoorTurn, admit_door, admit_door_caller, door_error, unknown_chat_app
 from chat.turn.events import TurnEvent
 from chatplatform.api.errors import Code
 from chatplatform.api.fields import StrictCharField
@@ -138,17 +138,24 @@ def usage_of(done: dict[str, Any]) -> tuple[int, int]:
 # --- /v1/models ----------------------------------------------------------------------------------
 
 
-class ModelsView(OpenAIDoorView):
-    """`GET /v1/models`: the chat apps the caller may use, as models."""
+def model_of(app: Any) -> dict[str, Any]:
+    return {"id": app.pk, "object": "model", "created": int(app.create_date.timestamp()), "owned_by": "chat-platform"}
 
-    async def get(self, request: HttpRequest) -> HttpResponse:
+
+class ModelsView(OpenAIDoorView):
+    """`GET /v1/models`: the chat apps the caller may use, as models; `GET /v1/models/{id}`: one of them."""
+
+    async def get(self, request: HttpRequest, modelId: str | None = None) -> HttpResponse:
         try:
             caller = await admit_door_caller(caller_of(request))
         except DoorError as error:
             return self.failed(error)
-        apps = await on_db_thread(chat_apps_for_user)(user=caller.user)
-        data = [{"id": app.pk, "object": "model", "created": int(app.create_date.timestamp()), "owned_by": "chat-platform"} for app in apps]
-        return self.json({"object": "list", "data": data}, caller.headers)
+        apps = await on_db_thread(chat_apps_for_user)(user=caller.user, chat_app_id=modelId)
+        if modelId is None:
+            return self.json({"object": "list", "data": [model_of(app) for app in apps]}, caller.headers)
+        if not apps:
+            return self.failed(door_error(unknown_chat_app(modelId)).with_headers(caller.headers))
+        return self.json(model_of(apps[0]), caller.headers)
 
 
 # --- /v1/chat/completions ------------------------------------------------------------------------
@@ -199,7 +206,7 @@ class ChatCompletionsView(OpenAIDoorView):
         try:
             done = await door.answer()
         except DoorError as error:
-            return self.failed(DoorError(error.status, error.code, error.message, {**error.headers, **headers}))
+            return self.failed(error.with_headers(headers))
         prompt, completion = usage_of(done)
         return self.json(
             {

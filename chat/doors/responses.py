@@ -266,7 +266,7 @@ class ResponsesView(OpenAIDoorView):
         try:
             done = await door.answer()
         except DoorError as error:
-            return self.failed(DoorError(error.status, error.code, error.message, {**error.headers, **headers}))
+            return self.failed(error.with_headers(headers))
         events.id = done["messageId"]
         events.finished(done)
         return self.json(events.response, headers)

@@ -50,6 +50,10 @@ class DoorError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def with_headers(self, headers: dict[str, str]) -> DoorError:
+        """The same refusal, sending `headers` too (a door's own, such as the session's)."""
+        return DoorError(self.status, self.code, self.message, {**self.headers, **headers})
+
 
 def door_error(exc: Exception, budget: ratelimit.Budget | None = None) -> DoorError:
     """Any failure as a DoorError, as the one exception handler renders it."""

@@ -122,6 +122,7 @@ ACCESS: dict[str, Access] = {
     "GET widgets/renderers/<str:name>": Access.PUBLIC,  # deployment code, public as static files are
     "POST v1/chat/completions": Access.DOOR,
     "GET v1/models": Access.DOOR,
+    "GET v1/models/<str:modelId>": Access.DOOR,
     "POST v1/responses": Access.DOOR,
     "GET v1/responses/<str:responseId>": Access.DOOR,
     "GET ^v1(?:/.*)?$": Access.DOOR,

@@ -275,6 +275,10 @@ async def test_models_lists_the_chat_apps_the_user_may_use(app, openai_for):
     assert models.data[0].object == "model"
     with pytest.raises(openai.AuthenticationError):
         await openai_for(api_key="not-a-token").models.list()
+    assert (await openai_for("alice").models.retrieve("support")).id == "support"
+    with pytest.raises(openai.NotFoundError) as hidden:
+        await openai_for("alice").models.retrieve("staff-only")
+    assert hidden.value.body["message"] == "chat app staff-only not found"
 
 
 async def test_unknown_paths_and_methods_answer_in_openais_error_shape(app, http):
