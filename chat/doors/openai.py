@@ -43,7 +43,7 @@ ERROR_TYPES = {
 
 
 def error_object(error: DoorError) -> dict[str, Any]:
-    """`{"error": {message, type, code, param}}`; `code` is the platform's (docs/api.md, "Errors")."""
+    """`{"error": {message, type, code, param}}`; `code` is the platform's (docs/api.md, "Envelope")."""
     kind = ERROR_TYPES.get(error.status, "server_error" if error.status >= 500 else "invalid_request_error")
     return {"error": {"message": error.message, "type": kind, "code": error.code, "param": None}}
 

@@ -39,7 +39,7 @@ from chatplatform.db import on_db_thread
 @dataclass
 class DoorError(Exception):
     """Why a door's request is refused: its HTTP status, the platform's code (docs/api.md,
-    "Errors"), a message naming the field and the rule, and the headers to send (rate limit,
+    "Envelope"), a message naming the field and the rule, and the headers to send (rate limit,
     WWW-Authenticate, Retry-After)."""
 
     status: int
