@@ -1,9 +1,11 @@
 """The paths of the Chat and Admin APIs' chat records (docs/api.md), written out literally."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
 from chat.doors.converse import ConverseView
+from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
+from chat.doors.responses import ResponsesView, ResponseView
 from chat.doors.sessions import ApprovalDecisionView, ApprovalsView, SessionStopView, SessionStreamView
 from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
 from chat.files.views import FileViewSet
@@ -45,6 +47,16 @@ chat_urlpatterns = [
     ),
     path("webcomponent/<str:scope>/<str:tag>", WebComponentViewSet.as_view({"get": "script"}), name="chat-webcomponent"),
     path("sessions/<str:sessionId>", ConversationViewSet.as_view({"delete": "destroy"}), name="chat-session"),
+]
+
+# The protocol doors (docs/doors.md), at the root: OpenAI's SDKs take `<site>/v1` as their base URL.
+door_urlpatterns = [
+    path("v1/chat/completions", ChatCompletionsView.as_view(), name="door-chat-completions"),
+    path("v1/models", ModelsView.as_view(), name="door-models"),
+    path("v1/models/<str:modelId>", ModelsView.as_view(), name="door-model"),
+    path("v1/responses", ResponsesView.as_view(), name="door-responses"),
+    path("v1/responses/<str:responseId>", ResponseView.as_view(), name="door-response"),
+    re_path(r"^v1(?:/.*)?$", UnknownPathView.as_view()),
 ]
 
 admin_urlpatterns = [

@@ -62,6 +62,8 @@ chat_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls")
 admin_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "admin_urlpatterns", [])]
 # The browser's pages (the chat page, sign-in) from the apps that have them, at the root.
 pages = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "page_urlpatterns", [])]
+# The protocol doors (docs/doors.md): OpenAI's paths under /v1/, and the others'.
+doors = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "door_urlpatterns", [])]
 
 
 def _sign_out_view() -> type[View]:
@@ -80,6 +82,7 @@ urlpatterns = [
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", DocsView.as_view(url_name="schema"), name="docs"),
     re_path(r"^api(?:/.*)?$", UnknownPathView.as_view()),
+    *doors,
     path("admin/", admin.site.urls),
     path("accounts/logout/", _sign_out_view().as_view(), name="logout"),
     path("healthz", healthz),

@@ -9,6 +9,7 @@
                                             └─ Refused(error, budget): the transport answers it
 
     admission.py     the one way in, for every transport and credential
+    door.py          the same admission for the protocol doors (docs/doors.md), their refusals as DoorError
     prompt.py        what the model is told: features, system prompt, directive candidates, tools
     run.py           the turn's task: its steps, its failures, the lease on its session
     reply.py         the model and its tools: one streamed reply through the tool loop
