@@ -11,7 +11,7 @@ to the first text and the server's CPU per turn:
 
     .venv/bin/python bench/doors.py [--turns 20] [--concurrency 50]
 
-Target (issue 29): each door's TTFT p50 ≤ 1.05× converse's, sequential and at 50 streams.
+Target: each door's TTFT p50 ≤ 1.05× converse's, sequential and at 50 streams.
 """
 
 from __future__ import annotations
