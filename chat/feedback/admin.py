@@ -12,6 +12,7 @@ from django.http import HttpRequest
 
 from chat.feedback import services as feedback_services
 from chat.feedback.models import ChatSessionFeedback, CommentStatus, CommentType, FeedbackComment
+from chatplatform.api.permissions import caller_id
 
 
 def exists_filter(title: str, parameter: str, choices: list[tuple[str, str]], records: Callable[[str], QuerySet[Any]]) -> type:
@@ -138,6 +139,6 @@ class ChatSessionFeedbackAdmin(admin.ModelAdmin):
                 )
         changes = {name: form.cleaned_data[name] for name in form.changed_data}
         saved = feedback_services.feedback_update(
-            feedback_id=form.instance.pk, changes=changes, internal_comments=comments, acting_user_id=request.user.pk
+            feedback_id=form.instance.pk, changes=changes, internal_comments=comments, acting_user_id=caller_id(request)
         )
         form.instance.updated_on = saved.updated_on
