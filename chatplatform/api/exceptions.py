@@ -61,7 +61,7 @@ def _redis_errors() -> tuple[type[Exception], ...]:
 
 # A dependency that is down: 503 with Retry-After, so that clients and operators can tell an
 # outage (which passes) from a fault of the service (docs/faults.md).
-UNAVAILABLE = (OperationalError, InterfaceError, *_redis_errors())
+UNAVAILABLE: tuple[type[Exception], ...] = (OperationalError, InterfaceError, *_redis_errors())
 RETRY_AFTER_UNAVAILABLE = 5
 
 
