@@ -88,7 +88,9 @@ class AgentDefinitionForm(AdminForm):
         # An id the agent holds whose tool is gone stays listed, so the validator can name it.
         known = {tool_id for tool_id, _ in choices}
         held = [tool_id for tool_id in (self.initial.get("tool_ids") or []) if isinstance(tool_id, str) and tool_id not in known]
-        self.fields["tool_ids"].choices = [*choices, *((tool_id, f"{tool_id} (no such tool)") for tool_id in held)]
+        tool_ids = self.fields["tool_ids"]
+        assert isinstance(tool_ids, ToolChoiceField)
+        tool_ids.choices = [*choices, *((tool_id, f"{tool_id} (no such tool)") for tool_id in held)]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
