@@ -4,7 +4,7 @@ exactly the results a model would get."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
@@ -106,11 +106,11 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
 
     @admin.display(description="documents", ordering="document_count")
     def documents(self, base: KnowledgeBase) -> int:
-        return base.document_count
+        return base.document_count  # type: ignore[attr-defined]  # annotated by get_queryset
 
     @admin.display(description="chunks", ordering="chunk_total")
     def chunks(self, base: KnowledgeBase) -> int:
-        return base.chunk_total
+        return base.chunk_total  # type: ignore[attr-defined]  # annotated by get_queryset
 
     def get_readonly_fields(self, request: HttpRequest, obj: KnowledgeBase | None = None) -> tuple[str, ...]:
         return (*self.readonly_fields, "knowledge_base_id") if obj is not None else self.readonly_fields
@@ -205,6 +205,7 @@ class DocumentAdmin(admin.ModelAdmin):
     list_display = ("title", "knowledge_base", "status", "chunk_count", "mime_type", "size", "create_date")
     list_filter = ("status", "knowledge_base", "mime_type")
     search_fields = ("title", "source_url")
+    fields: ClassVar[tuple[str, ...]]  # of any length: extended below
     fields = ("document_id", "knowledge_base", "title", "source_url", "mime_type", "size", "status", "chunk_count", "error")
     fields += ("embedding_model", "created_by", "create_date", "last_update")
     readonly_fields = fields
