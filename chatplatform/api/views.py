@@ -98,4 +98,4 @@ class UnknownPathView(ApiView):
     def _not_found(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         raise NotFound(f"no endpoint at {request.path}")
 
-    get = post = put = patch = delete = head = options = _not_found
+    get = post = put = patch = delete = head = options = _not_found  # type: ignore[assignment]  # DRF hands it its Request
