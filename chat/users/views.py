@@ -8,7 +8,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.users.authentication import BearerJWTAuthentication
+from chat.users.authentication import BearerJWTAuthentication, signed_in
 from chat.users.selectors import users_search
 from chat.users.serializers import (
     ChatUserLiteSerializer,
@@ -87,7 +87,7 @@ class AuthSessionView(ApiView):
             raise ApiError(
                 "Authorization: Bearer <token> is required to start a browser session", code=Code.AUTHENTICATION_REQUIRED, status_code=401
             )
-        login(request._request, request.user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request._request, signed_in(request), backend="django.contrib.auth.backends.ModelBackend")
         return ok(user=ChatUserSerializer(request.user).data)
 
     @extend_schema(
