@@ -118,8 +118,9 @@ class ChatSessionFeedbackAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: ChatSessionFeedback, form: FeedbackAdminForm, change: bool) -> None:
         pass  # saved with its comments in save_related, through the service
 
-    def construct_change_message(self, request: HttpRequest, form: FeedbackAdminForm, formsets: Any, add: bool = False) -> Any:
-        return super().construct_change_message(request, form, [], add)  # the comments' formset is not saved by Django
+    # The stubs type `form` as a Form; the admin passes its ModelForm.
+    def construct_change_message(self, request: HttpRequest, form: FeedbackAdminForm, formsets: Any, add: bool = False) -> Any:  # type: ignore[override]
+        return super().construct_change_message(request, form, [], add)  # type: ignore[arg-type]  # the comments' formset is not saved by Django
 
     def save_related(self, request: HttpRequest, form: FeedbackAdminForm, formsets: list[Any], change: bool) -> None:
         comments = []

@@ -37,9 +37,10 @@ class EndpointFilter(admin.SimpleListFilter):
         return [(str(index), webhooks.shown_url(entry["url"])) for index, entry in enumerate(settings.CHAT_WEBHOOKS)]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() is None or not self.value().isdigit() or int(self.value()) >= len(settings.CHAT_WEBHOOKS):
+        value = self.value()
+        if value is None or not value.isdigit() or int(value) >= len(settings.CHAT_WEBHOOKS):
             return queryset
-        return queryset.filter(endpoint=settings.CHAT_WEBHOOKS[int(self.value())]["url"])
+        return queryset.filter(endpoint=settings.CHAT_WEBHOOKS[int(value)]["url"])
 
 
 @admin.register(WebhookDelivery)
