@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.forms import UserCreationForm
+from django.http import HttpRequest
 
 from chat.users.models import ChatUser
 from chatplatform.admin_forms import JSONEditor, JSONField
@@ -32,7 +36,8 @@ class ChatUserAdmin(UserAdmin):
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("user_id", "password1", "password2")}),)
 
-    def get_form(self, request, obj=None, **kwargs):  # type: ignore[no-untyped-def]
+    # UserAdmin.get_form's own signature (no `change`), which its stubs ignore the same way.
+    def get_form(self, request: HttpRequest, obj: ChatUser | None = None, **kwargs: Any) -> type[forms.ModelForm[ChatUser]]:  # type: ignore[override]
         form = super().get_form(request, obj, **kwargs)
         for name in ("custom_data", "roles", "prefs"):
             if name in form.base_fields:
