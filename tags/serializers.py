@@ -268,4 +268,4 @@ class TagDefinitionDeployRequestSerializer(serializers.Serializer):
     stage = serializers.CharField()
     timestamp = TimestampField(required=False, allow_null=True)
     groupId = serializers.CharField(max_length=200)
-    data = serializers.CharField(trim_whitespace=False, help_text="base64 of gzip of the JSON {userId, tagDefinitions: [...]}")  # type: ignore[assignment]
+    data = serializers.CharField(trim_whitespace=False, help_text="base64 of gzip of the JSON {userId, tagDefinitions: [...]}")  # type: ignore[assignment]  # the wire name shadows Serializer.data
