@@ -52,9 +52,10 @@ run: demo
 	trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
 	$(PY) -m chatplatform.server chatplatform.asgi:application --host $(HOST) --port $(PORT) --workers 1 --lifespan off --ws-per-message-deflate false
 
+# One worker per core; a test file stays on one worker, so that its module-wide servers start once.
 test: install
 	@$(NO_CHROMIUM)
-	$(PY) -m pytest; status=$$?; $(NO_CHROMIUM); exit $$status
+	$(PY) -m pytest -n auto --dist loadfile; status=$$?; $(NO_CHROMIUM); exit $$status
 
 lint: install
 	$(VENV)/bin/ruff check .

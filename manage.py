@@ -17,6 +17,9 @@ def main() -> None:
         settings = import_module(os.environ["DJANGO_SETTINGS_MODULE"])
         if sys.argv[1:2] != ["check"] and getattr(settings, "UNSAFE_SETTING", None):
             raise ImproperlyConfigured(settings.UNSAFE_SETTING)
+        import django
+
+        django.setup()  # the apps check what only they understand (the site's features)
     except ImproperlyConfigured as exc:
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(2)

@@ -22,6 +22,7 @@ from agents.serializers import AgentWriteSerializer, validate_agent
 from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.errors import ApiError
 from chatplatform.api.exceptions import flatten_errors
+from chatplatform.api.fields import whole_number
 from chatplatform.api.permissions import caller_id
 from tools.models import ToolDefinition
 
@@ -210,18 +211,18 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         if not self.has_change_permission(request, agent):
             raise PermissionDenied
         change_url = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[quote(agent.pk)])
-        raw = request.POST.get("version", "")
-        if not raw.isdigit():
+        version = whole_number(request.POST.get("version", ""))
+        if version is None:
             messages.error(request, "version: choose a version to roll back to")
             return HttpResponseRedirect(change_url)
         try:
-            updated = services.agent_rollback(agent_id=agent.pk, version=int(raw), user_id=caller_id(request))
+            updated = services.agent_rollback(agent_id=agent.pk, version=version, user_id=caller_id(request))
         except (serializers.ValidationError, ApiError) as exc:
             messages.error(request, f"Rollback refused: {_messages(exc)}")
             return HttpResponseRedirect(change_url)
         if updated.version == agent.version:
-            messages.info(request, f"Version {raw} equals the current definition: nothing changed.")
+            messages.info(request, f"Version {version} equals the current definition: nothing changed.")
         else:
-            self.log_change(request, updated, f"Rolled back to version {raw} as version {updated.version}.")
-            messages.success(request, f"Rolled back to version {raw}: the agent is now at version {updated.version}.")
+            self.log_change(request, updated, f"Rolled back to version {version} as version {updated.version}.")
+            messages.success(request, f"Rolled back to version {version}: the agent is now at version {updated.version}.")
         return HttpResponseRedirect(change_url)

@@ -14,6 +14,7 @@ from chat.feedback.models import (
     _feedback_id,  # migrations 0004 and 0009 name it as chat.models._feedback_id
 )
 from chat.files.models import ChatFile
+from chat.governance.models import UsageCounter, UsagePeriod
 from chat.insights.models import AnalysisStatus, SessionInsight
 from chat.sessions.models import ChatMessage, ChatSession, InvocationMode, MessageSource, SessionStatus, TurnSource
 from chat.users.models import ChatUser, UserType
@@ -45,6 +46,8 @@ __all__ = [
     "SessionStatus",
     "ToolApproval",
     "TurnSource",
+    "UsageCounter",
+    "UsagePeriod",
     "UserType",
     "WebhookAttempt",
     "WebhookDelivery",

@@ -12,6 +12,7 @@ from django.utils import timezone
 from chat import turn
 from chat.approvals.services import approvals_expire
 from chat.chat_apps.services import mock_records_cleanup
+from chat.governance.services import apply_retention
 from chat.insights import analysis as insights
 from chat.turn import completion
 from chatplatform.tasks import background, periodic
@@ -59,3 +60,9 @@ async def _go_on_to_the_end(message_id: uuid.UUID) -> None:
 def cleanup_mock_records() -> dict[str, list[str]]:
     """Delete `testType: mock` chat apps, agents and tools older than one day (CONTRACT §1)."""
     return mock_records_cleanup()
+
+
+@periodic("apply_retention")
+def delete_expired_sessions() -> dict[str, dict[str, int]]:
+    """Delete the sessions past their chat app's retention (docs/data.md); the counts per chat app."""
+    return apply_retention()

@@ -7,6 +7,7 @@ from chat.doors.converse import ConverseView
 from chat.doors.sessions import ApprovalDecisionView, ApprovalsView, SessionStopView, SessionStreamView
 from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
 from chat.files.views import FileViewSet
+from chat.governance.views import ConversationViewSet, MyDataViewSet, UserDataAdminViewSet
 from chat.insights.views import InsightsAdminViewSet
 from chat.pages.views import SignInView, chat_page, home, widget_renderer
 from chat.search.views import SessionSearchViewSet
@@ -17,6 +18,9 @@ from chat.widgets.views import WebComponentViewSet, WidgetDataViewSet
 chat_urlpatterns = [
     path("user", UserViewSet.as_view({"get": "retrieve"}), name="chat-user"),
     path("user/prefs", UserViewSet.as_view({"get": "prefs", "post": "update_prefs"}), name="chat-user-prefs"),
+    # issue 30: a person's data (docs/api.md, "Your data")
+    path("user/export", MyDataViewSet.as_view({"get": "export"}), name="chat-user-export"),
+    path("user/usage", MyDataViewSet.as_view({"get": "usage"}), name="chat-user-usage"),
     path("chat-apps", ChatAppViewSet.as_view({"get": "list_for_user"}), name="chat-chat-apps"),
     path("converse", ConverseView.as_view(), name="chat-converse"),
     path("sessions", SessionViewSet.as_view({"get": "list"}), name="chat-sessions"),
@@ -40,10 +44,13 @@ chat_urlpatterns = [
         name="chat-widget-data",
     ),
     path("webcomponent/<str:scope>/<str:tag>", WebComponentViewSet.as_view({"get": "script"}), name="chat-webcomponent"),
+    path("sessions/<str:sessionId>", ConversationViewSet.as_view({"delete": "destroy"}), name="chat-session"),
 ]
 
 admin_urlpatterns = [
     path("users/search", UserAdminViewSet.as_view({"post": "search"}), name="admin-users-search"),
+    path("users/<str:userId>", UserDataAdminViewSet.as_view({"delete": "erase"}), name="admin-user"),
+    path("users/<str:userId>/export", UserDataAdminViewSet.as_view({"get": "export"}), name="admin-user-export"),
     path("chat-app", ChatAppAdminViewSet.as_view({"post": "upsert"}), name="admin-chat-app"),
     path(
         "chat-app/<str:chatAppId>",

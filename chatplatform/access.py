@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from chatplatform import inflight
+
 if TYPE_CHECKING:
     import celpy
 
@@ -125,7 +127,9 @@ def _celpy_folder() -> str:
 
 def _run_within(program: celpy.CompiledRunner, activation: Mapping[str, Any], budget: float) -> Any:
     """`_run` under a deadline: a trace function, set for this thread only while the program
-    runs, counts the Python calls the evaluation makes and stops it once the deadline passed."""
+    runs, counts the Python calls the evaluation makes and stops it once the deadline passed, or
+    once the process shuts down (docs/deploy.md, "Graceful drain": a thread busy evaluating would hold
+    the process past its drain grace, whatever budget an operator set)."""
     deadline = time.monotonic() + budget
     calls = 0
     _celpy_folder()
@@ -133,7 +137,7 @@ def _run_within(program: celpy.CompiledRunner, activation: Mapping[str, Any], bu
     def tracer(frame: FrameType, event: str, arg: Any) -> None:
         nonlocal calls
         calls += 1
-        if calls % _CALLS_PER_CLOCK_READ == 0 and time.monotonic() > deadline and _in_cel(frame):
+        if calls % _CALLS_PER_CLOCK_READ == 0 and (time.monotonic() > deadline or not inflight.accepting()) and _in_cel(frame):
             raise _Stop
         return None  # no line events: only calls are counted
 
@@ -222,7 +226,11 @@ class AccessRules:
             except OverBudget:
                 budget = settings.CHAT_ACCESS_RULE_BUDGET_MS
                 name = f"access rule {position}" + (f" (order {rule['order']})" if rule.get("order") is not None else "")
-                self.over_budget = f"{name} took longer than its budget of {budget} ms to evaluate"
+                self.over_budget = (
+                    f"{name} took longer than its budget of {budget} ms to evaluate"
+                    if inflight.accepting()
+                    else f"{name} was still being evaluated when the server began shutting down"
+                )
                 logger.warning(
                     "%s of %s denied user %s: its condition %r ran past the budget of %d ms (CHAT_ACCESS_RULE_BUDGET_MS)",
                     name,

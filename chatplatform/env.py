@@ -60,6 +60,11 @@ def env_int(name: str, default: int, minimum: int = 0) -> int:
     return value
 
 
+def env_optional_int(name: str, minimum: int = 1) -> int | None:
+    """A whole number of at least `minimum`, or None when unset."""
+    return None if _raw(name) is None else env_int(name, minimum, minimum)
+
+
 def env_float(name: str, default: float) -> float:
     raw = _raw(name)
     if raw is None:

@@ -21,7 +21,7 @@ MAX_BATCH_BYTES = 20 * 1024 * 1024  # decompressed; a gzip bomb stops here
 
 def encode_batch(payload: dict[str, Any]) -> str:
     """The inverse of `decode_batch`, for commands and tests."""
-    return base64.b64encode(gzip.compress(json.dumps(payload).encode())).decode()
+    return base64.b64encode(gzip.compress(json.dumps(payload).encode(), mtime=0)).decode()  # same input, same batch
 
 
 def decode_batch(data: Any) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from chatplatform.env import (
     env_limits,
     env_list,
     env_model,
+    env_optional_int,
     env_origins,
     env_path,
     env_seconds,
@@ -382,6 +383,8 @@ CHAT_WS_MAX_QUEUED_TURNS = env_int("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
 # How long a turn's events stay replayable after it ends (docs/api.md, "Events"); 0 keeps none in
 # Redis (resume then reaches only the turns of the process a client reconnects to).
 CHAT_STREAM_REPLAY_SECONDS = env_int("CHAT_STREAM_REPLAY_SECONDS", 600, minimum=0)
+# Days a session is kept after its last message, for chat apps without retentionDays; unset: kept (docs/data.md).
+CHAT_RETENTION_DAYS = env_optional_int("CHAT_RETENTION_DAYS", minimum=1)
 # On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).
 CHAT_SHUTDOWN_GRACE_SECONDS = env_float("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
 # The bearer token a Prometheus scraper sends to /metrics; admins may read it without (chatplatform.metrics).
@@ -440,6 +443,7 @@ CHAT_PERIODIC_JOBS = env_seconds(
         "cleanup_mock_records": 86400.0,
         "prune_task_records": 86400.0,
         "expire_approvals": 60.0,
+        "apply_retention": 3600.0,
     },
 )
 # Webhook deliveries (README "Background worker, webhooks, session insights"): the time limit of

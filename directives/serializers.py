@@ -21,7 +21,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from chatplatform.api.fields import STRING_MESSAGES, StrictBooleanField, StrictCharField
+from chatplatform.api.fields import STRING_MESSAGES, StrictBooleanField, StrictCharField, WholeNumberField
 from chatplatform.api.schema import one_of_values
 from directives.models import DIRECTIVE_ID_MAX_LENGTH, GROUP_ID_MAX_LENGTH, SCOPE_PART_MAX_LENGTH, ScopeType, SemanticDirective
 from directives.scopes import SIMPLE_TYPES, Scope, ScopeError, build_scope, parse_scope
@@ -316,7 +316,7 @@ class DirectiveSearchRequestSerializer(serializers.Serializer):
         error_messages={"invalid_choice": "must be asc or desc"},
         help_text="By createDate.",
     )
-    limit = serializers.IntegerField(
+    limit = WholeNumberField(
         min_value=1,
         max_value=SEARCH_MAX_LIMIT,
         default=SEARCH_DEFAULT_LIMIT,

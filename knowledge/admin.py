@@ -17,6 +17,7 @@ from rest_framework import serializers
 from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.errors import ApiError
 from chatplatform.api.exceptions import flatten_errors
+from chatplatform.api.fields import whole_number
 from chatplatform.api.permissions import caller_id
 from knowledge import ingest, selectors, services
 from knowledge.models import Document, KnowledgeBase
@@ -149,7 +150,8 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
         if text:
             top_k = request.GET.get("top_k", "")
             context["query_text"] = text
-            context["query_top_k"] = int(top_k) if top_k.isdigit() and 1 <= int(top_k) <= TOP_K_MAX else None
+            number = whole_number(top_k)
+            context["query_top_k"] = number if number is not None and 1 <= number <= TOP_K_MAX else None
             try:
                 found = selectors.search(knowledge_base=unquote(object_id), query=text, top_k=context["query_top_k"])
                 context["query_results"] = [{"n": n, **result.as_wire(), "heading": result.heading} for n, result in enumerate(found, 1)]

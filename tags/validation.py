@@ -111,13 +111,17 @@ def bucket_problem(name: Any) -> str | None:
 
 
 def key_problem(key: Any) -> str | None:
-    """Object keys: 1 to 1024 bytes of UTF-8 without control characters."""
+    """Object keys: 1 to 1024 bytes of UTF-8 without control characters, `/`-separated names none of
+    which is empty, `.` or `..`: the store keeps `<bucket>/<key>` as one name, and such a key would
+    point outside its bucket or at another key (refused at write, not only when read)."""
     if not isinstance(key, str) or not key:
         return "is required: an object key"
     if len(key.encode("utf-8", errors="surrogatepass")) > 1024:
         return "must be a valid object key of at most 1024 bytes (UTF-8)"
     if _CONTROL.search(key):
         return "must be a valid object key without control characters"
+    if any(part in ("", ".", "..") for part in key.split("/")):
+        return "must be names separated by single slashes, none of them . or .. (no leading, trailing or double slash)"
     return None
 
 

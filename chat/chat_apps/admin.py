@@ -38,6 +38,7 @@ class ChatAppForm(AdminForm):
             "features",
             "dont_cache_this",
             "test_type",
+            "retention_days",
         ]
         field_classes = dict.fromkeys(("user_types", "user_roles", "modes_supported", "features"), JSONField)
         widgets = {name: JSONEditor(height="160px") for name in ("user_types", "user_roles", "modes_supported")} | {
@@ -47,6 +48,7 @@ class ChatAppForm(AdminForm):
             "user_types": 'e.g. ["internal-user"]; empty: every user type.',
             "user_roles": 'e.g. ["beta"]; empty: every role.',
             "modes_supported": 'e.g. ["standalone", "embedded"].',
+            "retention_days": "Days a session is kept after its last message; empty: the site's CHAT_RETENTION_DAYS (docs/data.md).",
         }
 
     def clean(self) -> dict[str, Any]:

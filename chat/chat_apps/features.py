@@ -25,6 +25,7 @@ KNOWN_FEATURES = (
     "logout",
     "uiCustomization",
     "concurrentTurns",
+    "usageLimits",
 )
 CONCURRENT_TURNS = ("queue", "reject", "interrupt")  # what a second message does while a turn runs
 TAG_LISTS = ("tagsEnabled", "tagsProhibited", "tagsDisabled")
@@ -140,6 +141,36 @@ def _check_concurrent_turns(value: Any) -> None:
         raise InvalidFeatures("concurrentTurns.strategy", f"must be one of {', '.join(CONCURRENT_TURNS)}")
 
 
+USAGE_PERIODS = ("daily", "monthly")
+USAGE_MEASURES = ("tokens", "costUsd")
+
+
+def _check_usage_limits(value: Any) -> None:
+    """`{enabled, perUser: {daily?: {tokens?, costUsd?}, monthly?: {…}}}` (docs/api.md, "Usage limits")."""
+    _enabled(value, "usageLimits")
+    unknown = sorted(set(value) - {"enabled", "perUser"})
+    if unknown:
+        raise InvalidFeatures(f"usageLimits.{unknown[0]}", "is not a field of usageLimits (fields: enabled, perUser)")
+    per_user = value.get("perUser", {})
+    if not isinstance(per_user, dict):
+        raise InvalidFeatures("usageLimits.perUser", "must be an object {daily?, monthly?}")
+    for period, limits in per_user.items():
+        where = f"usageLimits.perUser.{period}"
+        if period not in USAGE_PERIODS:
+            raise InvalidFeatures(where, "is not a period (periods: daily, monthly)")
+        if not isinstance(limits, dict):
+            raise InvalidFeatures(where, "must be an object {tokens?, costUsd?}")
+        for measure, limit in limits.items():
+            if measure not in USAGE_MEASURES:
+                raise InvalidFeatures(f"{where}.{measure}", "is not a measure (measures: tokens, costUsd)")
+            whole = measure == "tokens"
+            if limit is None:
+                continue
+            if isinstance(limit, bool) or not isinstance(limit, int if whole else (int, float)) or limit < 0:
+                rule = "must be a whole number of at least 0" if whole else "must be a number of at least 0"
+                raise InvalidFeatures(f"{where}.{measure}", rule)
+
+
 def _check_text(value: Any, name: str) -> None:
     if isinstance(value, str):
         return
@@ -170,6 +201,14 @@ _TEXT = {
         {"type": "string"},
         {"type": "object", "properties": {"enabled": {"type": "boolean"}}, "additionalProperties": {"type": "string", "nullable": True}},
     ]
+}
+_USAGE_MEASURES = {
+    "type": "object",
+    "properties": {
+        "tokens": {"type": "integer", "minimum": 0, "nullable": True},
+        "costUsd": {"type": "number", "minimum": 0, "nullable": True},
+    },
+    "additionalProperties": False,
 }
 # The OpenAPI schema of what validate_features accepts, rule for rule.
 FEATURES_SCHEMA: dict[str, Any] = {
@@ -207,6 +246,16 @@ FEATURES_SCHEMA: dict[str, Any] = {
             "properties": {"strategy": {"type": "string", "enum": list(CONCURRENT_TURNS)}, "enabled": {"type": "boolean"}},
             "additionalProperties": False,
         },
+        "usageLimits": {
+            **_switch(
+                perUser={
+                    "type": "object",
+                    "properties": dict.fromkeys(USAGE_PERIODS, _USAGE_MEASURES),
+                    "additionalProperties": False,
+                }
+            ),
+            "additionalProperties": False,
+        },
     },
     "additionalProperties": False,
 }
@@ -239,6 +288,8 @@ def validate_features(value: Any) -> dict[str, Any]:
             _check_ui_customization(feature)
         elif name == "concurrentTurns":
             _check_concurrent_turns(feature)
+        elif name == "usageLimits":
+            _check_usage_limits(feature)
         elif name in _SWITCHES:
             _enabled(feature, name)
         else:

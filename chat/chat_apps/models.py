@@ -3,6 +3,7 @@ its features."""
 
 from __future__ import annotations
 
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from agents.models import TestType
@@ -37,6 +38,10 @@ class ChatApp(models.Model):
     features = models.JSONField(default=dict, blank=True)
     dont_cache_this = models.BooleanField(default=False)
     test_type = models.CharField(max_length=10, choices=TestType.choices, null=True, blank=True)
+    # Days a session is kept after its last message; null: the site's CHAT_RETENTION_DAYS (docs/data.md).
+    retention_days = models.PositiveIntegerField(
+        "retentionDays", null=True, blank=True, validators=[MinValueValidator(1)], help_text="empty: CHAT_RETENTION_DAYS"
+    )
     create_date = models.DateTimeField(auto_now_add=True)
     last_update = models.DateTimeField(auto_now=True)
 

@@ -33,6 +33,7 @@ def _distinct_choices(value: Any, allowed: list[str]) -> list[str]:
     return value
 
 
+@documented({"pattern": CHAT_APP_ID_PATTERN.pattern})
 def _check_chat_app_id(value: str) -> None:
     if not CHAT_APP_ID_PATTERN.match(value):
         raise serializers.ValidationError("must be 1 to 128 letters, digits, hyphens or underscores")
@@ -97,6 +98,19 @@ class ChatAppWriteSerializer(serializers.Serializer):
     testType = serializers.ChoiceField(
         source="test_type", choices=TestType.choices, required=False, allow_null=True, error_messages={"invalid_choice": "must be mock"}
     )
+    # Days a session is kept after its last message; null: CHAT_RETENTION_DAYS (docs/data.md).
+    retentionDays = serializers.IntegerField(
+        source="retention_days",
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=2**31 - 1,  # the column is an integer
+        error_messages={
+            "invalid": "must be a whole number of at least 1, or null",
+            "min_value": "must be at least 1, or null",
+            "max_value": "must be at most 2147483647",
+        },
+    )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, dict):
@@ -124,6 +138,7 @@ class ChatAppSerializer(serializers.ModelSerializer):
     modesSupported = serializers.JSONField(source="modes_supported")
     dontCacheThis = serializers.BooleanField(source="dont_cache_this")
     testType = serializers.CharField(source="test_type", allow_null=True)
+    retentionDays = serializers.IntegerField(source="retention_days", allow_null=True)
     createDate = serializers.DateTimeField(source="create_date")
     lastUpdate = serializers.DateTimeField(source="last_update")
 
@@ -142,6 +157,7 @@ class ChatAppSerializer(serializers.ModelSerializer):
             "features",
             "dontCacheThis",
             "testType",
+            "retentionDays",
             "createDate",
             "lastUpdate",
         ]

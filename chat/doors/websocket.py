@@ -25,6 +25,7 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from chat import turn
 from chat.doors.sessions import own_session
+from chat.users.authentication import SOCKET_TOKEN_EXPIRED
 from chatplatform import inflight
 from chatplatform.api.errors import InvalidRequest
 
@@ -37,8 +38,11 @@ CLOSE_SERVICE_RESTART = 1012  # RFC 6455's registered code: reconnect later, to 
 
 UNAUTHENTICATED_REASONS = {
     None: "authentication required: send ?token=<JWT> or the session cookie",
-    "expired": "token expired: get a new token and reconnect",
+    "expired": SOCKET_TOKEN_EXPIRED,
 }
+# docs/api.md, "Authentication": the cookie is a browser's credential, and a browser always sends
+# Origin (checked by chatplatform.api.websocket); without one the socket is a program's.
+COOKIE_WITHOUT_ORIGIN = "a socket without Origin (a program) must send ?token=<JWT>; the session cookie is for browsers"
 
 
 class ConverseConsumer(AsyncWebsocketConsumer):
@@ -58,8 +62,13 @@ class ConverseConsumer(AsyncWebsocketConsumer):
             reason = UNAUTHENTICATED_REASONS.get(failure) or f"invalid token: {failure}"
             await self.refuse(CLOSE_UNAUTHENTICATED, reason)
             return
+        if self.scope.get("auth_token") is None and not any(name == b"origin" for name, _ in self.scope.get("headers", [])):
+            await self.refuse(CLOSE_UNAUTHENTICATED, COOKIE_WITHOUT_ORIGIN)
+            return
         address = (self.scope.get("client") or ("unknown", 0))[0]
-        self.caller = turn.SocketCaller(getattr(user, "_wrapped", user), address, self.scope.get("auth_session_key"))
+        self.caller = turn.SocketCaller(
+            getattr(user, "_wrapped", user), address, token=self.scope.get("auth_token"), session_key=self.scope.get("auth_session_key")
+        )
         self.waiting: deque[str | bytes] = deque()
         self.unanswered = 0  # accepted turns not yet answered, the one running included
         self.open = True

@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from django.core.files.storage import storages
-from django.db import models
+from django.db import models, transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 from django.utils import timezone
@@ -53,4 +53,6 @@ class ChatFile(models.Model):
 
 @receiver(post_delete, sender=ChatFile)
 def _delete_stored_bytes(sender: type[ChatFile], instance: ChatFile, **kwargs: Any) -> None:
-    storages["chat_files"].delete(instance.storage_name)
+    # Once the delete commits: a rolled-back delete (retention, erasure) keeps the record's bytes.
+    name = instance.storage_name
+    transaction.on_commit(lambda: storages["chat_files"].delete(name))

@@ -17,6 +17,7 @@ from chat.files.serializers import ChatMessageFileSerializer, FileUploadSerializ
 from chat.files.services import file_store
 from chat.users.authentication import signed_in
 from chatplatform.api.errors import ApiError
+from chatplatform.api.fields import whole_number
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import ApiViewSet, checked, ok
 
@@ -34,7 +35,7 @@ class FileViewSet(ApiViewSet):
     @extend_schema(operation_id="chat_file_upload", request={"multipart/form-data": FileUploadSerializer}, responses=_FileResponse)
     def upload(self, request: Request) -> Response:
         declared = request.META.get("CONTENT_LENGTH") or "0"
-        if declared.isdigit() and int(declared) > settings.CHAT_UPLOAD_MAX_BYTES + _MULTIPART_SLACK:
+        if (whole_number(declared, max_digits=4000) or 0) > settings.CHAT_UPLOAD_MAX_BYTES + _MULTIPART_SLACK:
             raise ApiError(f"file: must be at most {settings.CHAT_UPLOAD_MAX_BYTES} bytes", status_code=413)
         body = checked(FileUploadSerializer, request.data)
         stored = file_store(user=signed_in(request), chat_app_id=body["chatAppId"], upload=body["file"])

@@ -78,6 +78,8 @@ class ChatSession(models.Model):
             models.Index(fields=["-create_date"], name="chatsession_created"),
             # the idle-session completion job: active sessions by last activity
             models.Index(fields=["last_update"], condition=models.Q(status="active"), name="chatsession_active_idle"),
+            # retention (chat.governance): a chat app's sessions by last activity
+            models.Index(fields=["chat_app_id", "last_update"], name="chatsession_app_updated"),
             # session search: dateFilter `updated` and the sorts of its sortBy
             models.Index(fields=["-last_update", "-session_id"], name="chatsession_updated"),
             models.Index(fields=["-input_tokens", "-session_id"], name="chatsession_input_tokens"),

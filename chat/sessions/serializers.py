@@ -9,6 +9,8 @@ from rest_framework import serializers
 
 from agents.serializers import StrictCharField
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource, SessionStatus
+from chat.sessions.traces import traces_for_users
+from chatplatform.api.fields import WholeNumberField
 
 # --- sessions, messages, feedback, converse (CONTRACT §5, SPEC.md "Send message") -------------
 
@@ -74,7 +76,8 @@ class ChatSessionSerializer(serializers.Serializer):
 
 
 class ChatMessageSerializer(serializers.Serializer):
-    """ChatMessage (CONTRACT §5). `traces` only where the context asks for them (the Admin API)."""
+    """ChatMessage (CONTRACT §5). `traces` only where the context asks for them: `include_traces`
+    "all" as stored (the Admin API), "users" without the reasons of failures (chat.sessions.traces)."""
 
     messageId = serializers.UUIDField()
     sessionId = serializers.UUIDField()
@@ -119,8 +122,9 @@ class ChatMessageSerializer(serializers.Serializer):
             data["citations"] = message.citations
         if message.stop_reason:
             data["stopReason"] = message.stop_reason
-        if self.context.get("include_traces"):
-            data["traces"] = message.traces
+        shown = self.context.get("include_traces")
+        if shown:
+            data["traces"] = message.traces if shown == "all" else traces_for_users(message.traces or [])
         return data
 
 
@@ -129,12 +133,12 @@ class SessionsQuerySerializer(serializers.Serializer):
 
     userId = StrictCharField(required=False, allow_blank=True)
     chatAppId = StrictCharField(required=False, allow_blank=True)
-    limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
+    limit = WholeNumberField(required=False, default=20, min_value=1, max_value=100)
 
 
 class MessagesQuerySerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
-    limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=1000)
+    limit = WholeNumberField(required=False, default=50, min_value=1, max_value=1000)
 
 
 class TitleRequestSerializer(serializers.Serializer):

@@ -60,7 +60,8 @@ class SessionViewSet(ApiViewSet):
         # The chat page shows each answer's traces when the chat app's traces feature is on.
         app = ChatApp.objects.filter(pk=session.chat_app_id).first()
         traces = app is not None and is_enabled(chat_app_features(app), "traces")
-        return ok(messages=ChatMessageSerializer(messages, many=True, context={"include_traces": traces}).data)
+        shown = "users" if traces else None
+        return ok(messages=ChatMessageSerializer(messages, many=True, context={"include_traces": shown}).data)
 
     @extend_schema(
         operation_id="chat_session_title",
@@ -93,4 +94,4 @@ class SessionAdminViewSet(AdminApiViewSet):
         query = checked(MessagesQuerySerializer, request.query_params)
         session = session_get(session_id=sessionId)
         messages = session_messages(session=session, limit=query["limit"])
-        return ok(messages=ChatMessageSerializer(messages, many=True, context={"include_traces": True}).data)
+        return ok(messages=ChatMessageSerializer(messages, many=True, context={"include_traces": "all"}).data)

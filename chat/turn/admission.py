@@ -5,9 +5,10 @@
 In order: the admission every API request goes through (chatplatform.api.admission:
 authenticate, count the request against the caller's Chat API budget); parse and validate the
 body; apply the userId rule (docs/api.md, "Who may read what"); resolve the chat app and the agent
-(404s); check who may use them (403s); assemble the prompt (chat.turn.prompt); take the turn's
-ticket on its session (404 for a session that is not the caller's). The transport answers a
-refusal with its status, envelope and rate-limit headers.
+(404s); check who may use them (403s); refuse a user past a usage limit (429, chat.governance.usage);
+assemble the prompt (chat.turn.prompt); take the turn's ticket on its session (404 for a session
+that is not the caller's). The transport answers a refusal with its status, envelope and
+rate-limit headers.
 
 One hop to the database thread, and back, for all of it. When the caller is known without any
 read (a bearer token verified before, a WebSocket's user) the budget is counted on the event loop
@@ -19,10 +20,8 @@ from __future__ import annotations
 import threading
 import uuid
 from dataclasses import dataclass, field
-from importlib import import_module
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest
 from rest_framework import exceptions
 
@@ -32,13 +31,14 @@ from chat.approvals.models import ApprovalStatus, PausedTurn, ToolApproval
 from chat.approvals.services import approvals_supersede, decisions
 from chat.chat_apps.features import concurrent_turns
 from chat.chat_apps.selectors import chat_app_get, chat_app_usable_by
+from chat.governance.usage import limits_for, usage_check
 from chat.sessions.selectors import session_uuid
 from chat.turn import replay
 from chat.turn.definitions import turn_definitions
 from chat.turn.lock import TurnClaim, turn_claim, turn_claim_continuation
 from chat.turn.prompt import TurnContext, build_context
 from chat.turn.serializers import ConverseRequestSerializer
-from chat.users.authentication import user_for_cookie, user_for_token
+from chat.users.authentication import socket_user, user_for_cookie, user_for_token
 from chat.users.models import ChatUser
 from chat.users.serializers import ChatUserSerializer
 from chat.users.services import user_get_or_create
@@ -96,20 +96,18 @@ class CookieCaller(Caller):
 
 
 class SocketCaller(Caller):
-    """A WebSocket's user, authenticated when the socket opened. A socket opened with the `session`
-    cookie (`session_key`) is signed out with it: each turn checks that the session still exists."""
+    """A WebSocket's user, authenticated when the socket opened with a token or the `session`
+    cookie (`session_key`); each turn checks that credential and the user again."""
 
-    def __init__(self, user: ChatUser, address: str, session_key: str | None = None) -> None:
+    def __init__(self, user: ChatUser, address: str, *, token: str | None = None, session_key: str | None = None) -> None:
         super().__init__(address)
-        self.user, self.session_key = user, session_key
+        self.user, self.token, self.session_key = user, token, session_key
 
     def known_now(self) -> str | None:
         return f"user:{self.user.pk}"
 
     def authenticate(self) -> ChatUser:
-        if self.session_key is not None and not import_module(settings.SESSION_ENGINE).SessionStore().exists(self.session_key):
-            raise exceptions.AuthenticationFailed("signed out: the session this socket was opened with has ended; sign in again")
-        return self.user
+        return socket_user(self.user, token=self.token, session_key=self.session_key)
 
 
 @dataclass(frozen=True)
@@ -208,7 +206,7 @@ def admit_going_on(message_id: uuid.UUID) -> GoingOn:
     rebuilt for its session's user (today's definitions and access rules) and a ticket taken."""
     paused = PausedTurn.objects.select_related("session__user").get(pk=message_id)
     user, session_id = paused.session.user, paused.session_id
-    context = _context({**paused.state["request"], "sessionId": str(session_id), "userId": user.pk}, user)
+    context = _context({**paused.state["request"], "sessionId": str(session_id), "userId": user.pk}, user, new_turn=False)
     claim = turn_claim_continuation(session_id=session_id, user_id=user.pk)
     return GoingOn(message_id, context, claim, paused.state, decisions(message_id))
 
@@ -256,7 +254,7 @@ def user_fields(user: ChatUser) -> dict[str, Any]:
     return dict(ChatUserSerializer(user).data)
 
 
-def _context(request: dict[str, Any], caller: ChatUser) -> TurnContext:
+def _context(request: dict[str, Any], caller: ChatUser, *, new_turn: bool = True) -> TurnContext:
     requested_user = request.get("userId") or caller.pk
     if requested_user != caller.pk and not is_admin(caller):
         raise PermissionDenied("insufficient permissions: userId must be your own")
@@ -274,4 +272,6 @@ def _context(request: dict[str, Any], caller: ChatUser) -> TurnContext:
     decision = agent_access(access_rules=agent.access_rules, rollout_policy=agent.rollout_policy, user=fields)
     if not decision.allowed:
         raise PermissionDenied(decision.reason)
+    if new_turn:  # a paused turn going on already runs: it may finish past a limit (docs/api.md, "Usage limits")
+        usage_check(user_id=user.pk, limits=limits_for(app_features=app.features or {}, chat_app_id=app.pk))
     return build_context(request=request, user=user, user_fields=fields, app=app, agent=agent, session_id=session_id, read=read)

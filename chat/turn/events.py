@@ -19,6 +19,7 @@ import orjson
 
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.api.exceptions import handle
+from chatplatform.api.fields import whole_number
 
 SSE_HEARTBEAT_SECONDS = 15.0  # docs/api.md: a comment every 15 s keeps proxies from closing a quiet stream
 
@@ -47,7 +48,8 @@ def event_id(message_id: str, n: int) -> str:
 def parse_event_id(value: str | None) -> tuple[str, int] | None:
     """`<messageId>:<n>` as (messageId, n); None for anything else."""
     message_id, _, n = (value or "").strip().rpartition(":")
-    return (message_id, int(n)) if message_id and n.isdigit() else None
+    number = whole_number(n)
+    return (message_id, number) if message_id and number is not None else None
 
 
 class Turn:

@@ -112,6 +112,15 @@ class Store:
     def alive(self, message_id: str) -> None:
         """The turn still runs (its lease was renewed)."""
 
+    def forget_sessions(self, session_ids: list[str]) -> None:
+        """Drop the kept turns of deleted sessions (their running turns end on their own)."""
+        for session_key in session_ids:
+            message_id = self.latest.get(session_key)
+            if message_id is None or session_key in self.running:
+                continue
+            del self.latest[session_key]
+            self.kept.pop(message_id, None)
+
     # --- the readers' side ------------------------------------------------------------------------
 
     async def open(self, session_id: uuid.UUID, last_event_id: str | None) -> Reader | None:
@@ -373,6 +382,24 @@ def store() -> Store:
             found = Store()
         _stores[loop] = found
     return found
+
+
+def forget_deleted(sender: Any, *, session_ids: list[str], message_ids: list[str], **kwargs: Any) -> None:
+    """Deleted sessions' kept events go with them (docs/data.md): from this process's stores and
+    from Redis. Connected to chat.governance.services.sessions_deleted by chat.apps."""
+    for loop, found in list(_stores.items()):
+        with contextlib.suppress(RuntimeError):  # a loop closed meanwhile has nothing left to keep
+            loop.call_soon_threadsafe(found.forget_sessions, session_ids)
+    cache = caches["default"]
+    if not isinstance(cache, redis_cache.RedisCache):
+        return
+    keys = [_stream_key(message_id) for message_id in message_ids] + [_latest_key(session_id) for session_id in session_ids]
+    try:
+        client = cache._cache.get_client(write=True)
+        for start in range(0, len(keys), 1000):
+            client.delete(*keys[start : start + 1000])
+    except Exception:  # the sessions are gone; their events expire after CHAT_STREAM_REPLAY_SECONDS anyway
+        logger.warning("kept events of %d deleted sessions could not be dropped from Redis", len(session_ids), exc_info=True)
 
 
 async def resume(session_id: uuid.UUID, last_event_id: str | None) -> Reader | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
+from chat.sessions.traces import trace_for_users
 from chat.turn import collaborators, knowledge
 from chat.turn.events import TurnEvent
 from chat.turn.prompt import TurnContext
@@ -58,9 +59,9 @@ def _nothing(event: TurnEvent | None) -> None:
 
 
 def trace(emit: Emit, context: TurnContext, record: dict[str, Any]) -> None:
-    """A stage's trace as a `trace` event, when the traces feature is on."""
+    """A stage's trace as a `trace` event, when the traces feature is on: as a chat user sees it."""
     if context.on("traces"):
-        emit(TurnEvent("trace", dict(record)))
+        emit(TurnEvent("trace", trace_for_users(record)))
 
 
 def toolset(

@@ -24,11 +24,12 @@ from typing import Any, TypeVar
 
 import orjson
 from django.conf import settings
-from django.db import IntegrityError, InterfaceError, OperationalError
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from chat.approvals.serializers import ToolApprovalSerializer
 from chat.approvals.services import pause_records, paused_turn_done
+from chat.governance.usage import usage_count
 from chat.sessions.titles import fallback_title, title_session, title_without_model
 from chat.sessions.usage import usage_fields
 from chat.turn import collaborators, replay
@@ -66,7 +67,7 @@ def start(admitted: Admitted) -> Turn:
     for going in admitted.going_on:
         start_going_on(going)
     turn = replay.store().new_turn()
-    control = Control(turn)
+    control = Control(turn, chat_app_id=admitted.context.chat_app_id)
     task = asyncio.create_task(_run(admitted.context, admitted.claim, control), name="converse-turn")
     inflight.track(task)
     return turn
@@ -82,7 +83,7 @@ async def go_on(message_id: uuid.UUID) -> Turn:
 def start_going_on(going: GoingOn) -> Turn:
     """Run a paused turn that goes on (admitted by admit_going_on)."""
     turn = replay.store().new_turn(first=going.state["lastEvent"] + 1)
-    control = Control(turn, answer_id=going.message_id, continued=going.state)
+    control = Control(turn, chat_app_id=going.context.chat_app_id, answer_id=going.message_id, continued=going.state)
     task = asyncio.create_task(_run(going.context, going.claim, control, paused=(going.state, going.decided)), name="converse-turn-goes-on")
     inflight.track(task)
     return turn
@@ -91,8 +92,11 @@ def start_going_on(going: GoingOn) -> Turn:
 class Control:
     """A running turn's handle: its events, its answer's id, and its stop."""
 
-    def __init__(self, turn: Turn, answer_id: uuid.UUID | None = None, continued: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, turn: Turn, *, chat_app_id: str, answer_id: uuid.UUID | None = None, continued: dict[str, Any] | None = None
+    ) -> None:
         self.turn = turn
+        self.chat_app_id = chat_app_id  # whose usage counters the turn's usage adds to
         self.emit = turn.emit
         self.continued = continued  # the state of the paused turn this one goes on with
         # Chosen first: the `session` event names it, a retried store finds it taken.
@@ -351,7 +355,15 @@ async def _pause(
     )
     citations = transcript.citations.items if transcript.citations.searched else None
     record = _answer_record(claim, control, ledger, started, text=answer.text, model=answer.model, citations=citations)
-    await _stored(turn_pause, paused=paused, approvals=approvals, answer=record, continued=control.continued is not None)
+    await _stored(
+        _counted,
+        store=turn_pause,
+        counted=_count_of(claim, control, record),
+        paused=paused,
+        approvals=approvals,
+        answer=record,
+        continued=control.continued is not None,
+    )
     transcript.stored = True
     for approval in approvals:
         wire = ToolApprovalSerializer(approval).data
@@ -492,14 +504,30 @@ def _answer_record(
     return {**common, "added_usage": added, "execution_duration": earlier["durationMs"] + ms_since(started)}
 
 
+def _count_of(claim: TurnClaim, control: Control, record: dict[str, Any]) -> dict[str, Any]:
+    """usage_count's arguments: the usage this store adds (a turn going on after approvals adds what
+    it used since it paused; the rest was counted then)."""
+    return {"user_id": claim.user_id, "chat_app_id": control.chat_app_id, "usage": record.get("added_usage", record["usage"])}
+
+
+def _counted(*, store: Callable[..., T], counted: dict[str, Any], **record: Any) -> T:
+    """`store` the answer and count its usage against the user's limits (chat.governance.usage), in
+    one transaction: a store tried again after a lost connection never counts twice."""
+    with transaction.atomic():
+        stored = store(**record)
+        usage_count(**counted)
+    return stored
+
+
 async def _finish(claim: TurnClaim, control: Control, ledger: Ledger, started: float, **answer: Any) -> bool:
     """Store the answer and hand the session on; whether the title was stored."""
     record = _answer_record(claim, control, ledger, started, **answer)
     try:
+        counted = _count_of(claim, control, record)
         if control.continued is not None:
-            await _stored(turn_finish_continued, **record)
+            await _stored(_counted, store=turn_finish_continued, counted=counted, **record)
             return False
-        _, titled = await _stored(turn_finish, **record)
+        _, titled = await _stored(_counted, store=turn_finish, counted=counted, **record)
     except IntegrityError:
         titled = False  # an earlier try committed before its connection went
     except (OperationalError, InterfaceError) as exc:

@@ -27,6 +27,11 @@ from chat.users.models import ChatUser
 from chatplatform.api.authentication import TOKEN_EXPIRED, decode_token
 from chatplatform.db import on_db_thread
 
+# Why a credential that worked no longer does (docs/api.md, "Authentication" and "WebSocket close codes").
+DEACTIVATED = "user is deactivated: an operator switched this account off"
+SOCKET_TOKEN_EXPIRED = "token expired: get a new token and reconnect"
+SOCKET_SIGNED_OUT = "signed out: the session this socket was opened with has ended; sign in again"
+
 
 def user_for_token(token: str) -> ChatUser:
     """The active user a bearer token names; AuthenticationFailed otherwise. Reads the database (or its cache)."""
@@ -38,7 +43,7 @@ def user_for_token(token: str) -> ChatUser:
         raise exceptions.AuthenticationFailed("token subject (sub) must be a non-empty string")
     user = ChatUser.objects.sync_from_claims(claims)
     if not user.is_active:
-        raise exceptions.AuthenticationFailed("user is inactive")
+        raise exceptions.AuthenticationFailed(DEACTIVATED)
     return user
 
 
@@ -103,7 +108,27 @@ class SessionCookieScheme(OpenApiAuthenticationExtension):
         return {"type": "apiKey", "in": "cookie", "name": settings.SESSION_COOKIE_NAME}
 
 
-# --- The WebSocket: `?token=<JWT>` or the cookie, checked once when the socket opens ---------------
+# --- The WebSocket: `?token=<JWT>` or the cookie, checked when the socket opens and at each turn -----
+
+
+def socket_user(user: ChatUser, *, token: str | None, session_key: str | None) -> ChatUser:
+    """The user of a socket's turn: the credential it opened with checked again, so that a token
+    past its `exp`, a session signed out or expired, and a deactivated user end the socket at its
+    next message (docs/api.md, "WebSocket close codes"). Reads the database (or its cache)."""
+    if token is not None:
+        try:
+            return user_for_token(token)
+        except exceptions.AuthenticationFailed as exc:
+            raise exceptions.AuthenticationFailed(SOCKET_TOKEN_EXPIRED if exc.detail == TOKEN_EXPIRED else exc.detail) from None
+    request = HttpRequest()
+    request.session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+    # Django's own reading of a session: its expiry, its user's password hash, the backend's is_active rule.
+    current = get_user(request)
+    if current.is_authenticated and current.pk == user.pk and current.is_active:
+        return current
+    if not ChatUser.objects.filter(pk=user.pk, is_active=True).exists():
+        raise exceptions.AuthenticationFailed(DEACTIVATED)
+    raise exceptions.AuthenticationFailed(SOCKET_SIGNED_OUT)
 
 
 @on_db_thread  # not Django's one thread-sensitive thread: a socket per turn would queue on it
@@ -117,12 +142,13 @@ def _user_from_token(token: str) -> tuple[Any, str | None]:
 
 class _TokenOrSessionAuthMiddleware(AuthMiddleware):
     """`scope["auth_failure"]` says why a token was refused, for the consumer's close reason (docs/api.md);
-    `scope["auth_session_key"]` names the cookie's session when it authenticated the socket."""
+    `scope["auth_token"]` or `scope["auth_session_key"]` names the credential, checked again at each turn."""
 
     async def resolve_scope(self, scope: dict[str, Any]) -> None:
         token = parse_qs(scope.get("query_string", b"").decode()).get("token", [None])[0]
         if token:
             scope["user"]._wrapped, scope["auth_failure"] = await _user_from_token(token)
+            scope["auth_token"] = token
         else:
             await super().resolve_scope(scope)
             scope["auth_session_key"] = scope["session"].session_key

@@ -43,6 +43,11 @@ class ClaimsBackend(OIDCAuthenticationBackend):
         audiences = audience if isinstance(audience, list) else [audience]
         return self.OIDC_RP_CLIENT_ID in audiences
 
+    def get_user(self, user_id: Any) -> ChatUser | None:
+        """The signed-in user of a session, while active: the library's reads any (ModelBackend's does not)."""
+        user = super().get_user(user_id)
+        return user if user is not None and user.is_active else None
+
     def get_or_create_user(self, access_token: str, id_token: str, payload: dict[str, Any]) -> ChatUser | None:
         claims = self.get_userinfo(access_token, id_token, payload)
         if not self.verify_claims(claims):

@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from agents.serializers import StrictCharField
 from chat.users.models import ChatUser, UserType
-from chatplatform.api.fields import StrictBooleanField
+from chatplatform.api.fields import StrictBooleanField, WholeNumberField
 from chatplatform.api.schema import documented
 
 
@@ -78,4 +78,4 @@ class PrefsUpdateSerializer(serializers.Serializer):
 
 class UserSearchSerializer(serializers.Serializer):
     userIdPartial = StrictCharField(required=False, allow_blank=True, max_length=255)
-    limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
+    limit = WholeNumberField(required=False, default=20, min_value=1, max_value=100)

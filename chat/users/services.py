@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -22,3 +23,14 @@ def prefs_update(*, user_id: str, prefs: dict[str, Any], partial: bool) -> dict[
         user.prefs = {key: value for key, value in merged.items() if value is not None}
         user.save(update_fields=["prefs", "last_update"])
     return user.prefs
+
+
+def users_deactivate(*, user_ids: Iterable[str]) -> int:
+    """Switch accounts off; each is refused at its next request, whatever the credential, and its
+    open sockets at their next message (docs/api.md, "Authentication"). Saved one by one, not with
+    `update()`: the save drops the cached user that requests read. Returns how many changed."""
+    users = list(ChatUser.objects.filter(pk__in=list(user_ids), is_active=True))
+    for user in users:
+        user.is_active = False
+        user.save(update_fields=["is_active", "last_update"])
+    return len(users)

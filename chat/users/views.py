@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
+
+from django.conf import settings
 from django.contrib.auth import login, logout
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.users.authentication import BearerJWTAuthentication, signed_in
+from chat.users.authentication import BearerJWTAuthentication, bearer_token, signed_in
 from chat.users.selectors import users_search
 from chat.users.serializers import (
     ChatUserLiteSerializer,
@@ -18,6 +22,7 @@ from chat.users.serializers import (
     UserSearchSerializer,
 )
 from chat.users.services import prefs_update, user_get_or_create
+from chatplatform.api.authentication import decode_token
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.api.permissions import acting_user_id
 from chatplatform.api.schema import envelope
@@ -88,6 +93,10 @@ class AuthSessionView(ApiView):
                 "Authorization: Bearer <token> is required to start a browser session", code=Code.AUTHENTICATION_REQUIRED, status_code=401
             )
         login(request._request, signed_in(request), backend="django.contrib.auth.backends.ModelBackend")
+        # The cookie lives no longer than the token it came from (docs/api.md, "Authentication").
+        expires = decode_token(bearer_token(request.META["HTTP_AUTHORIZATION"]) or "").get("exp")
+        if isinstance(expires, int | float) and expires < time.time() + settings.SESSION_COOKIE_AGE:
+            request.session.set_expiry(datetime.fromtimestamp(expires, tz=UTC))
         return ok(user=ChatUserSerializer(request.user).data)
 
     @extend_schema(

@@ -11,6 +11,7 @@ from django.http import HttpRequest
 
 from chat.webhooks import delivery as webhooks
 from chat.webhooks.models import WebhookAttempt, WebhookDelivery
+from chatplatform.api.fields import whole_number
 
 
 class AttemptInline(admin.TabularInline):
@@ -37,10 +38,10 @@ class EndpointFilter(admin.SimpleListFilter):
         return [(str(index), webhooks.shown_url(entry["url"])) for index, entry in enumerate(settings.CHAT_WEBHOOKS)]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        value = self.value()
-        if value is None or not value.isdigit() or int(value) >= len(settings.CHAT_WEBHOOKS):
+        index = whole_number(self.value() or "")
+        if index is None or index >= len(settings.CHAT_WEBHOOKS):
             return queryset
-        return queryset.filter(endpoint=settings.CHAT_WEBHOOKS[int(value)]["url"])
+        return queryset.filter(endpoint=settings.CHAT_WEBHOOKS[index]["url"])
 
 
 @admin.register(WebhookDelivery)

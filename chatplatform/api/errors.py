@@ -31,6 +31,8 @@ class Code:
     # a decision on an approval already decided (docs/api.md, "Resume, stop and approvals").
     SESSION_BUSY = "SESSION_BUSY"
     ALREADY_DECIDED = "ALREADY_DECIDED"
+    # 429: the user's turns used up a usageLimits limit (docs/api.md, "Usage limits").
+    USAGE_LIMIT_EXCEEDED = "USAGE_LIMIT_EXCEEDED"
 
 
 # The code of each status that has one of its own (docs/decisions.md, "Error codes beyond SPEC.md").

@@ -19,6 +19,26 @@ STRING_MESSAGES = {
 }
 
 
+def whole_number(text: str, *, max_digits: int = 18) -> int | None:
+    """`text` as a non-negative integer when it is ASCII digits only, else None. `str.isdigit` takes
+    `²` and other characters `int()` refuses, and `int()` refuses more than 4,300 digits: both were
+    500s (docs/api.md, "Envelope": a query parameter's bad value is a 400 naming it)."""
+    text = text.strip()
+    if not text or not text.isascii() or not text.isdecimal() or len(text) > max_digits:
+        return None
+    return int(text)
+
+
+class WholeNumberField(serializers.IntegerField):
+    """An integer field that takes ASCII digits only: DRF's takes `٣` (Arabic-Indic three), which
+    `page_size` and the rest of the API refuse (docs/api.md, "Pagination")."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, str) and not data.isascii():
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class StrictCharField(serializers.CharField):
     """A string field that refuses numbers and booleans instead of turning them into strings."""
 

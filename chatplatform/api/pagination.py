@@ -11,6 +11,7 @@ from typing import Any
 from django.core import signing
 
 from chatplatform.api.errors import InvalidRequest
+from chatplatform.api.fields import whole_number
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
@@ -20,8 +21,8 @@ def page_size(value: Any, *, field: str = "size", default: int = DEFAULT_PAGE_SI
     """A page size from the request: absent → default; not a whole number from 1 to maximum → 400."""
     if value is None or value == "":
         return default
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
+    if isinstance(value, str):
+        value = whole_number(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
         raise InvalidRequest(f"must be a whole number from 1 to {maximum}", field=field)
     return value

@@ -1,13 +1,12 @@
-"""WebSocket origin check: a browser's socket must come from an allowed host (CONTRACT §7)."""
+"""WebSocket origin check: a browser's socket must come from the site itself (docs/api.md, "Authentication")."""
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlparse
 
 from channels.generic.websocket import AsyncWebsocketConsumer
-from channels.security.websocket import OriginValidator
-from django.conf import settings
+from django.http import HttpRequest
+from django.middleware.csrf import CsrfViewMiddleware
 
 # docs/api.md, "WebSocket close codes".
 CLOSE_FORBIDDEN_ORIGIN = 4403
@@ -21,27 +20,49 @@ class _OriginRefused(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         await self.accept()
-        await self.close(code=CLOSE_FORBIDDEN_ORIGIN, reason="origin not allowed: the page's host is not in ALLOWED_HOSTS")
+        await self.close(
+            code=CLOSE_FORBIDDEN_ORIGIN,
+            reason="origin not allowed: not this site's scheme, host and port, nor in CSRF_TRUSTED_ORIGINS",
+        )
 
 
-class BrowserOriginValidator(OriginValidator):
-    """Browsers always send Origin: it must be an allowed host (no cross-site socket hijacking with
-    the cookie). Programs send none and authenticate with `?token=`, which a foreign page cannot
-    forge, so a socket without Origin is let through to authentication."""
+class _SocketRequest(HttpRequest):
+    """The opening handshake as Django's CSRF check reads a request: its headers, and `wss` as https."""
 
-    def valid_origin(self, parsed_origin: Any) -> bool:
-        return parsed_origin is None or self.validate_origin(parsed_origin)
+    def __init__(self, scope: dict[str, Any]) -> None:
+        super().__init__()
+        server = scope.get("server") or ("unknown", "0")  # as Django's ASGIRequest, for a handshake without Host
+        self.META["SERVER_NAME"], self.META["SERVER_PORT"] = str(server[0]), str(server[1])
+        for name, value in scope.get("headers", []):
+            self.META["HTTP_" + name.decode("latin1").upper().replace("-", "_")] = value.decode("latin1")
+        self._secure_scheme = scope.get("scheme") == "wss"
+
+    def _get_scheme(self) -> str:
+        return "https" if self._secure_scheme else "http"
+
+
+def origin_allowed(scope: dict[str, Any]) -> bool:
+    """No Origin (a program, which must then bring a token: chat.doors.websocket), or Django's CSRF
+    rule for an Origin: the socket's own scheme, host and port (the host in ALLOWED_HOSTS), or one of
+    CSRF_TRUSTED_ORIGINS. The same rule as a cookie's unsafe request, so a page on another port of
+    the same host is refused too."""
+    request = _SocketRequest(scope)
+    if "HTTP_ORIGIN" not in request.META:
+        return True
+    return CsrfViewMiddleware(lambda _: None)._origin_verified(request)  # type: ignore[arg-type]
+
+
+class BrowserOriginValidator:
+    """Browsers always send Origin: it must be this site (no cross-site socket hijacking with the cookie)."""
+
+    def __init__(self, application: Any) -> None:
+        self.application = application
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
-        origin = next((value for name, value in scope.get("headers", []) if name == b"origin"), None)
-        try:
-            parsed = urlparse(origin.decode("latin1")) if origin is not None else None
-        except UnicodeDecodeError:
-            parsed = urlparse("")
-        if self.valid_origin(parsed):
+        if origin_allowed(scope):
             return await self.application(scope, receive, send)
         return await _OriginRefused()(scope, receive, send)
 
 
 def OriginCheckedWebSocket(inner: Any) -> Any:  # noqa: N802 - named like Channels' wrappers
-    return BrowserOriginValidator(inner, settings.ALLOWED_HOSTS)
+    return BrowserOriginValidator(inner)

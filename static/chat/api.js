@@ -8,7 +8,7 @@ export class ApiError extends Error {
     super(message);
     this.status = status;
     this.code = code;
-    this.retryAfter = retryAfter; // seconds, for RATE_LIMIT_EXCEEDED
+    this.retryAfter = retryAfter; // seconds, for RATE_LIMIT_EXCEEDED and USAGE_LIMIT_EXCEEDED
   }
 }
 
@@ -77,6 +77,9 @@ export class Api {
   }
   rename(sessionId, title) {
     return this.request("POST", `/sessions/${encodeURIComponent(sessionId)}/title`, { json: { title } });
+  }
+  deleteSession(sessionId) {
+    return this.request("DELETE", `/sessions/${encodeURIComponent(sessionId)}`);
   }
   feedbackOf(sessionId) {
     return this.request("GET", `/sessions/${encodeURIComponent(sessionId)}/feedback`);

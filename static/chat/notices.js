@@ -29,6 +29,7 @@ export class Notices {
   showError(error) {
     const code = error.code;
     if (code === "RATE_LIMIT_EXCEEDED") return this.rateLimited(error.retryAfter ?? 60);
+    if (code === "USAGE_LIMIT_EXCEEDED") return this.alert(usageLimitText(error));
     if (code === "AUTHENTICATION_REQUIRED") {
       const next = encodeURIComponent(location.pathname);
       return this.alert("You are signed out.", link(`/accounts/login/?next=${next}`, "Sign in again"));
@@ -72,6 +73,16 @@ export class Notices {
     };
     tick();
   }
+}
+
+// "…the daily limit of 30 tokens in chat app support is reached (30 used); it resets at <UTC time>"
+// (docs/api.md, "Usage limits"), said with the reset in the person's own time.
+function usageLimitText(error) {
+  const match = /the (daily|monthly) limit of (.+?) is reached.*resets at (\S+)/.exec(error.message || "");
+  const reset = match ? new Date(match[3]) : new Date(Date.now() + (error.retryAfter ?? 0) * 1000);
+  const when = reset.toLocaleString(undefined, { weekday: "short", month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
+  const limit = match ? `your ${match[1]} limit of ${match[2]}` : "your usage limit";
+  return `You have reached ${limit}. You can send messages again after ${when}.`;
 }
 
 function link(href, text) {

@@ -1,5 +1,6 @@
 // The sidebar: this person's conversations in the chat app, newest first, each a link that opens it
-// without a reload, and renamed in place. On a narrow screen the sidebar is a drawer its toggle opens.
+// without a reload, renamed in place, and deleted after a confirmation (docs/data.md: with its
+// messages and files). On a narrow screen the sidebar is a drawer its toggle opens.
 
 import { el } from "chat/dom";
 
@@ -19,6 +20,7 @@ export class Sessions {
     this.current = current;
     this.href = href;
     this.open = open;
+    this.newChat = newChat;
     this.sessions = [];
 
     sidebar.querySelector(".new-chat").addEventListener("click", () => {
@@ -100,7 +102,53 @@ export class Sessions {
       text: "Rename",
       onclick: () => this.rename(session),
     });
-    return el("li", { class: "session", "data-session-id": session.sessionId }, link, rename);
+    const remove = el("button", {
+      type: "button",
+      class: "button button-small button-link delete",
+      "aria-label": `Delete “${label(session)}”`,
+      text: "Delete",
+      onclick: () => this.confirmDelete(session),
+    });
+    return el("li", { class: "session", "data-session-id": session.sessionId }, link, rename, remove);
+  }
+
+  // The session's line asks first; Delete removes it for good, Cancel or Escape puts the line back.
+  confirmDelete(session) {
+    const item = this.itemOf(session.sessionId);
+    if (!item) return;
+    const done = () => {
+      this.render();
+      this.itemOf(session.sessionId)?.querySelector(".delete")?.focus();
+    };
+    const remove = async () => {
+      try {
+        await this.api.deleteSession(session.sessionId);
+      } catch (error) {
+        done();
+        this.notices.showError(error);
+        return;
+      }
+      this.sessions = this.sessions.filter((item) => item.sessionId !== session.sessionId);
+      this.render();
+      if (session.sessionId === this.current()) this.newChat();
+      this.notices.say(`Deleted “${label(session)}”.`);
+    };
+    const cancel = el("button", { type: "button", class: "button button-small", text: "Cancel", onclick: done });
+    const confirm = el(
+      "div",
+      { class: "session-confirm", role: "group", "aria-label": "Confirm deletion" },
+      el("span", { text: `Delete “${label(session)}” and its files? This cannot be undone.` }),
+      el("button", { type: "button", class: "button button-small button-danger", text: "Delete", onclick: remove }),
+      cancel,
+    );
+    confirm.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        done();
+      }
+    });
+    item.replaceChildren(confirm);
+    cancel.focus();
   }
 
   clicked(event, sessionId) {

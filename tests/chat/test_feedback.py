@@ -10,7 +10,7 @@ from django.test import Client
 
 from chat.feedback.models import FeedbackComment, FeedbackType
 from tests.conftest import assert_error
-from tests.factories import ChatSessionFactory
+from tests.factories import ChatMessageFactory, ChatSessionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -239,3 +239,44 @@ def test_the_migration_maps_earlier_feedback_onto_the_reference_vocabulary_and_l
         "bug": ["Stack trace in logs.", "type was bug before the reference vocabulary"],
         "wish": ["type was feature_request before the reference vocabulary"],
     }
+
+
+def test_a_taken_feedback_id_is_refused_alike_whoever_holds_it_and_shows_nothing_of_theirs(client_for):
+    """docs/api.md, "Feedback": the id is the only thing a caller learns is in use."""
+    alice, bob = client_for("alice"), client_for("bob")
+    alice.get("/api/chat/user"), bob.get("/api/chat/user")
+    theirs, mine = ChatSessionFactory(user_id="alice"), ChatSessionFactory(user_id="bob")
+
+    def report(client, session, comment):
+        feedback = {"feedbackId": "fb-2026-001", "sessionId": str(session.pk), "type": "other", "userComment": comment}
+        return client.post("/api/chat/feedback", {"feedback": feedback}, format="json")
+
+    assert report(alice, theirs, "the card number 4111 was shown").status_code == 200
+    by_another = assert_error(report(bob, mine, "mine"), 400, "INVALID_REQUEST")
+    by_the_holder = assert_error(report(alice, theirs, "again"), 400, "INVALID_REQUEST")
+
+    assert (
+        by_another
+        == by_the_holder
+        == {
+            "success": False,
+            "error": "feedback.feedbackId: must be unique; leave it out and the service chooses one",
+            "code": "INVALID_REQUEST",
+        }
+    )
+    assert bob.get(f"/api/chat/sessions/{mine.pk}/feedback").json()["feedback"] == []
+    kept = alice.get(f"/api/chat/sessions/{theirs.pk}/feedback").json()["feedback"]
+    assert [(item["feedbackId"], item["userComment"]) for item in kept] == [("fb-2026-001", "the card number 4111 was shown")]
+
+
+def test_feedback_naming_a_message_of_another_session_is_refused_and_nothing_is_stored(client_for):
+    alice, bob = client_for("alice"), client_for("bob")
+    alice.get("/api/chat/user"), bob.get("/api/chat/user")
+    hers, his = ChatSessionFactory(user_id="alice"), ChatSessionFactory(user_id="bob")
+    his_message = ChatMessageFactory(session=his, message="bob's private question")
+    feedback = {"sessionId": str(hers.pk), "type": "other", "messageId": str(his_message.pk)}
+
+    response = alice.post("/api/chat/feedback", {"feedback": feedback}, format="json")
+
+    assert_error(response, 400, "INVALID_REQUEST", mentions=f"feedback.messageId: must name a message of session {hers.pk}")
+    assert alice.get(f"/api/chat/sessions/{hers.pk}/feedback").json()["feedback"] == []

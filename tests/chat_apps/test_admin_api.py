@@ -38,6 +38,7 @@ def test_create_fills_the_defaults(admin_client, agents):
         "features": {},
         "dontCacheThis": False,
         "testType": None,
+        "retentionDays": None,
         "createDate": app["createDate"],
         "lastUpdate": app["lastUpdate"],
     }

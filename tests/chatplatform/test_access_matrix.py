@@ -43,6 +43,8 @@ ACCESS: dict[str, Access] = {
     "GET api/chat/user": Access.FOR_USER,
     "GET api/chat/user/prefs": Access.FOR_USER,
     "POST api/chat/user/prefs": Access.FOR_USER,
+    "GET api/chat/user/export": Access.FOR_USER,
+    "GET api/chat/user/usage": Access.FOR_USER,
     "GET api/chat/chat-apps": Access.FOR_USER,
     "GET api/chat/sessions": Access.FOR_USER,
     "POST api/chat/converse": Access.TURN,
@@ -50,6 +52,7 @@ ACCESS: dict[str, Access] = {
     "POST api/chat/sessions/<str:sessionId>/stop": Access.TURN,
     "GET api/chat/sessions/<str:sessionId>/approvals": Access.TURN,
     "POST api/chat/sessions/<str:sessionId>/approvals/<str:approvalId>": Access.TURN,
+    "DELETE api/chat/sessions/<str:sessionId>": Access.OWNED,
     "GET api/chat/sessions/<str:sessionId>/messages": Access.OWNED,
     "POST api/chat/sessions/<str:sessionId>/title": Access.OWNED,
     "GET api/chat/sessions/<str:sessionId>/feedback": Access.OWNED,
@@ -65,6 +68,8 @@ ACCESS: dict[str, Access] = {
     "DELETE api/chat/widget-data/<str:scope>/<str:tag>": Access.FOR_USER,
     "GET api/chat/webcomponent/<str:scope>/<str:tag>": Access.SIGNED_IN,
     "POST api/chat-admin/users/search": Access.ADMIN,
+    "DELETE api/chat-admin/users/<str:userId>": Access.ADMIN,
+    "GET api/chat-admin/users/<str:userId>/export": Access.ADMIN,
     "POST api/chat-admin/chat-app": Access.ADMIN,
     "GET api/chat-admin/chat-app/<str:chatAppId>": Access.ADMIN,
     "DELETE api/chat-admin/chat-app/<str:chatAppId>": Access.ADMIN,
@@ -170,7 +175,7 @@ def test_every_route_has_a_row_and_every_row_a_route():
 # --- Requests -----------------------------------------------------------------------------------------
 
 _FIXED = {"version": "1", "chatAppId": "absent", "agentId": "absent", "tool_id": "absent", "knowledgeBaseId": "absent"}
-_FIXED |= {"documentId": "absent", "chat_app_id": "absent", "scope": "demo", "tag": "counter", "name": "demo.absent.js"}
+_FIXED |= {"userId": "absent", "documentId": "absent", "chat_app_id": "absent", "scope": "demo", "tag": "counter", "name": "demo.absent.js"}
 
 
 def _path(route: str, records: dict[str, str]) -> str:

@@ -4,6 +4,7 @@ minutes denies within CHAT_ACCESS_RULE_BUDGET_MS, and other users' turns go on m
 from __future__ import annotations
 
 import logging
+import signal
 import statistics
 import sys
 import threading
@@ -132,3 +133,42 @@ def test_two_threads_evaluating_one_rule_each_see_their_own_user():
     finally:
         sys.setswitchinterval(interval)
     assert wrong == []
+
+
+def test_sigterm_while_a_rule_is_evaluated_exits_within_the_drain_grace(migrated_sqlite, tmp_path):
+    """docs/deploy.md, "Graceful drain": whatever a process is busy with, it exits within
+    CHAT_SHUTDOWN_GRACE_SECONDS of SIGTERM, even under an operator's generous rule budget."""
+    grace = 1.0
+    env = sqlite_env(migrated_copy(migrated_sqlite, tmp_path), CHAT_ACCESS_RULE_BUDGET_MS="120000", CHAT_SHUTDOWN_GRACE_SECONDS=str(grace))
+    manage(env, "seed_demo")
+    answered: dict[str, httpx.Response] = {}
+    with asgi_server(env) as running:
+        admin = {"Authorization": f"Bearer {bearer_token('budget-admin', admin=True)}"}
+        agent = {
+            "agentId": "guarded",
+            "basePrompt": "Be brief.",
+            "toolIds": [],
+            "accessRules": [{"effect": "allow", "order": 1, "condition": QUADRATIC}],
+        }
+        app = {"chatAppId": "guarded", "title": "Guarded", "agentId": "guarded", "enabled": True}
+        for path, payload in (("agent", {"agent": agent}), ("chat-app", {"chatApp": app})):
+            httpx.post(f"{running.url}/api/chat-admin/{path}", json=payload, headers=admin, timeout=30).raise_for_status()
+
+        def expensive() -> None:
+            try:
+                answered["turn"] = _turn(running, "big-list-user", "guarded", "guarded", custom_data={"items": ITEMS})[0]
+            except httpx.HTTPError:
+                pass  # the connection closed with the process
+
+        turn = threading.Thread(target=expensive)
+        turn.start()
+        time.sleep(2)  # evaluating by now: the rule alone takes minutes
+        stopped = time.monotonic()
+        running.process.send_signal(signal.SIGTERM)
+        running.process.wait(timeout=180)
+        took = time.monotonic() - stopped
+        turn.join(timeout=10)
+
+    assert took < grace + 2, f"the process exited {took:.1f} s after SIGTERM"
+    if "turn" in answered:  # answered before the process went: refused, never allowed
+        assert answered["turn"].status_code in {403, 503}, answered["turn"].text

@@ -5,7 +5,6 @@ and one Redis; a paused turn survives the restart of both."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,6 @@ from chat.models import ChatMessage, ToolApproval
 from tests.conftest import bearer_token
 from tests.factories import AgentFactory, ChatAppFactory, ToolDefinitionFactory
 from tests.peers import Reply, ToolCall
-from tests.peers.redis_server import RedisProcess
 from tests.servers import ServerProcess, asgi_server, database_url_of_test_db
 
 pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"), pytest.mark.django_db(transaction=True)]
@@ -27,20 +25,6 @@ pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"), pytest.mark
 ALICE = {"Authorization": f"Bearer {bearer_token('alice')}"}
 BODY = {"chatAppId": "support", "agentId": "helper", "message": "Tell me a long story", "features": {}, "source": "user"}
 WORDS = [f"word{n} " for n in range(60)]
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The suite's Redis when it runs on one (CI's second pass), else a private one."""
-    if os.environ.get("REDIS_URL"):
-        yield os.environ["REDIS_URL"]
-        return
-    redis = RedisProcess(tmp_path_factory.mktemp("redis"))
-    redis.start()
-    try:
-        yield redis.url
-    finally:
-        redis.stop()
 
 
 @pytest.fixture

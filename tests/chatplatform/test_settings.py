@@ -31,6 +31,8 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         ("REDIS_URL", "http://127.0.0.1:6379"),
         ("CHAT_SITE_FEATURES", "{not json"),
         ("CHAT_SITE_FEATURES", "[1, 2]"),
+        ("CHAT_SITE_FEATURES", '{"usageLimits": {"enabled": true, "perUser": {"daily": {"tokens": "many"}}}}'),
+        ("CHAT_SITE_FEATURES", '{"tagz": {"enabled": true}}'),
         ("CHAT_WEBHOOKS", '{"url": "x"}'),
         ("CHAT_MODEL_PRICES", "prices"),
         ("CHAT_SESSION_IDLE_MINUTES", "soon"),
@@ -50,6 +52,8 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         ("CHAT_WIDGET_SCRIPT_ORIGINS", "https://widgets.example.com; script-src *"),
         ("CHAT_WIDGET_RENDERERS_DIR", "/no/such/folder"),
         ("CHAT_WIDGET_STORE", "ftp"),
+        ("CHAT_RETENTION_DAYS", "0"),
+        ("CHAT_RETENTION_DAYS", "a week"),
     ],
 )
 def test_malformed_variable_stops_start_up_naming_it_in_one_line(variable, value):

@@ -136,6 +136,30 @@ async def test_a_failed_lookup_is_the_functions_error_and_the_turn_still_answers
     assert "semantic-one" in error or "embed" in error.lower()
 
 
+async def test_a_chat_user_reads_that_a_lookup_failed_and_operators_read_why(app, async_client_for, openai_server, settings):
+    settings.CHAT_SITE_FEATURES = {"traces": {"enabled": True}}
+    await _knowledge_base("semantic-one")
+    await _agent_uses("semantic-one")
+    await sync_to_async(_make_semantic)("semantic-one")
+    settings.CHAT_EMBEDDING_MODEL = "openai:no-such-embedding"
+    openai_server.embed_with(_broken)
+    openai_server.script([Reply(tool_calls=[ToolCall("search_semantic_one", {"query": "docks"})]), Reply(text="Unavailable.")])
+
+    _, events = await converse_sse(async_client_for("alice"), message="Which dock?")
+    session_id = dict(events)["done"]["sessionId"]
+    stored = await async_client_for("alice").request("GET", f"/api/chat/sessions/{session_id}/messages")
+    kept = await async_client_for("root", admin=True).request("GET", f"/api/chat-admin/sessions/{session_id}/messages")
+
+    def lookups(traces: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [trace["knowledgeBaseLookupOutput"] for trace in traces if "knowledgeBaseLookupOutput" in trace]
+
+    streamed = lookups([data for name, data in events if name == "trace"])
+    theirs = lookups([trace for message in stored.json()["messages"] for trace in message.get("traces", [])])
+    operators = lookups([trace for message in kept.json()["messages"] for trace in message.get("traces", [])])
+    assert [lookup["error"] for lookup in streamed + theirs] == ["failed: the reason is kept for the operators"] * 2
+    assert [lookup["error"] != "failed: the reason is kept for the operators" for lookup in operators] == [True]
+
+
 def _broken(text: str) -> list[float]:
     raise RuntimeError("embeddings down")
 

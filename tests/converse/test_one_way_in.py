@@ -64,7 +64,7 @@ async def _websocket(headers: dict[str, str], data: dict[str, Any]) -> tuple[int
     if "authorization" in headers:
         path += f"?token={headers['authorization'].removeprefix('Bearer ')}"
     else:
-        socket_headers = [(b"cookie", headers["cookie"].encode()), (b"origin", b"http://testserver")]
+        socket_headers = [(b"cookie", headers["cookie"].encode()), (b"origin", b"http://testserver"), (b"host", b"testserver")]
     socket = WebsocketCommunicator(application, path, headers=socket_headers)
     connected, _ = await socket.connect()
     assert connected  # a refused socket is accepted, then closed with its code and reason
@@ -153,7 +153,8 @@ async def test_a_socket_opened_with_the_cookie_is_signed_out_with_it(openai_serv
     await sync_to_async(_apps)()
     openai_server.script(lambda request: Reply(text="Signed in."))
     headers = await _credentials("cookie", "ok")
-    socket = WebsocketCommunicator(application, "/ws/chat/converse", headers=[(b"cookie", headers["cookie"].encode())])
+    browser = [(b"cookie", headers["cookie"].encode()), (b"origin", b"http://testserver"), (b"host", b"testserver")]
+    socket = WebsocketCommunicator(application, "/ws/chat/converse", headers=browser)
     assert (await socket.connect())[0]
     await socket.send_json_to(body())
     while (await socket.receive_json_from(timeout=10))["type"] != "done":

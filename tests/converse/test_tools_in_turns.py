@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from asgiref.sync import sync_to_async
 
 from agents.models import AgentDefinition
 from chat.chat_apps.models import ChatApp
 from chat.sessions.models import ChatMessage
 from tests.converse.helpers import converse, converse_sse
-from tests.factories import TagDefinitionFactory, ToolDefinitionFactory
+from tests.factories import ADD_FUNCTION, TagDefinitionFactory, ToolDefinitionFactory
 from tests.peers import Reply, ToolCall
+from tests.peers.mcp_server import shared_mcp_peer
+from tools.models import ExecutionType
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -111,3 +114,51 @@ async def test_with_tags_off_for_the_chat_app_no_tag_from_a_tool_passes(tag_tool
     await converse(async_client_for("alice"))
 
     assert tool_messages(openai_server.requests[1])[0]["content"] == 'Here: {"v": [1, 2]} and hidden'
+
+
+async def test_a_chat_user_sees_that_a_tool_failed_not_its_internal_server_or_reply(app, async_client_for, openai_server):
+    """The traces a chat user reads (streamed, and the session's messages) say which tool failed and
+    how; its server's address and error reply are for operators (docs/api.md, "Events")."""
+    peer = shared_mcp_peer()
+    peer.reset()
+    failing = {
+        "name": "fail",
+        "description": "Fails",
+        "parameters": {"message": {"description": "Why", "type": "string", "required": True}},
+    }
+    await sync_to_async(ToolDefinitionFactory)(
+        tool_id="inventory@1", execution_type=ExecutionType.MCP, code="", url=peer.url, auth=peer.auth(), function_schema=[failing]
+    )
+    await sync_to_async(ToolDefinitionFactory)(
+        tool_id="ledger@1", execution_type=ExecutionType.MCP, code="", url="http://127.0.0.1:9/mcp/internal", function_schema=[ADD_FUNCTION]
+    )
+    await AgentDefinition.objects.filter(pk="helper").aupdate(tool_ids=["inventory@1", "ledger@1"])
+    await ChatApp.objects.filter(pk="support").aupdate(features={"traces": {"enabled": True}})
+    upstream_reply = "SQL error at db-7.internal:5432: relation stock_secret does not exist"
+    openai_server.script(
+        [
+            Reply(tool_calls=[ToolCall("fail", {"message": upstream_reply}, id="a"), ToolCall("add", {"a": 1, "b": 2}, id="b")]),
+            Reply(text="Sorry."),
+        ]
+    )
+
+    _, events = await converse_sse(async_client_for("alice"))
+    session_id = dict(events)["done"]["sessionId"]
+    theirs = (await async_client_for("alice").request("GET", f"/api/chat/sessions/{session_id}/messages")).json()
+    operators = (await async_client_for("root", admin=True).request("GET", f"/api/chat-admin/sessions/{session_id}/messages")).json()
+
+    streamed = [data for name, data in events if name == "trace" and data.get("stage") == "tool"]
+    stored = [trace for message in theirs["messages"] for trace in message.get("traces", []) if trace["stage"] == "tool"]
+    for shown in (streamed, stored):
+        assert sorted((trace["function"], trace["outcome"], trace["error"]) for trace in shown) == [
+            ("add", "error", "failed: the reason is kept for the operators"),
+            ("fail", "error", "failed: the reason is kept for the operators"),
+        ]
+    assert "127.0.0.1" not in json.dumps([events, theirs])  # the internal server's address, in no field
+    kept = {
+        trace["function"]: trace["error"]
+        for message in operators["messages"]
+        for trace in message.get("traces", [])
+        if trace["stage"] == "tool"
+    }
+    assert upstream_reply in kept["fail"] and "http://127.0.0.1:9" in kept["add"]

@@ -64,6 +64,7 @@ def analysed_app(app, settings, webhooks, openai_server):
         "recover_stalled_work": 1.0,
         "cleanup_mock_records": 3600.0,
         "prune_task_records": 3600.0,
+        "expire_approvals": 3600.0,
     }
     periods = json.dumps(settings.CHAT_PERIODIC_JOBS)
     return {**webhooks, "CHAT_INSIGHTS_MODEL": MODEL, "CHAT_SESSION_IDLE_MINUTES": str(IDLE_MINUTES), "CHAT_PERIODIC_JOBS": periods}

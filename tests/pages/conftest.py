@@ -25,12 +25,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import bearer_token
 from tests.peers.openai_server import OpenAIServer, Reply
 from tests.servers import ROOT, ServerProcess, asgi_server
 
 CHROMIUM = "/usr/bin/chromium"
+# Assertions wait for what a person would wait for: the suite runs two workers on two cores, and
+# Playwright's default of 5 s was met by a busy machine, not by a broken page.
+expect.set_options(timeout=15_000)
 # What Chromium needs as root on a machine without a network (LIBRARIES.md).
 CHROMIUM_ARGS = [
     "--no-sandbox",

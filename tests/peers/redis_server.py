@@ -1,12 +1,17 @@
-"""A Redis server of the test's own on a free port, that a test (or bench/faults.py) stops, starts and freezes."""
+"""A Redis server of the test's own on a free port, that a test (or bench/faults.py) stops, starts and freezes;
+and `redis_url`, a fixture: the suite's Redis when it runs on one, else a private one for the module."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.servers import free_port
 
@@ -45,3 +50,17 @@ class RedisProcess:
     def thaw(self) -> None:
         assert self.process is not None
         self.process.send_signal(signal.SIGCONT)
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The suite's Redis when it runs on one (CI's second pass), else a private one."""
+    if os.environ.get("REDIS_URL"):
+        yield os.environ["REDIS_URL"]
+        return
+    server = RedisProcess(tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()

@@ -147,6 +147,26 @@ REFUSED = [
         "store.storeKey: must be a valid object key without control characters",
         id="key-control",
     ),
+    *[
+        pytest.param(
+            tag_payload(widget=web_component(store={**STORE, "storeKey": key})),
+            "store.storeKey: must be names separated by single slashes, none of them . or ..",
+            id=f"key-{name}",
+        )
+        for name, key in [
+            ("parent", "../escape.js"),
+            ("parent-inside", "demo/../../widgets-other/x.js"),
+            ("leading-slash", "/demo/x.js"),
+            ("double-slash", "demo//x.js"),
+            ("dot", "demo/./x.js"),
+            ("trailing-slash", "demo/"),
+        ]
+    ],
+    pytest.param(
+        tag_payload(widget=web_component(storeBucket="widgets-bucket", storeKey="../x.js")),
+        "tagDefinition.widget.webComponent.storeKey: must be names separated by single slashes",
+        id="flat-key-parent",
+    ),
     pytest.param(
         tag_payload(widget=web_component(url="https://cdn.example.com/w.js", encoding="brotli")),
         "tagDefinition.widget.webComponent.encoding: must be one of gzip, gzip+base64, none",
