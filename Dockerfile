@@ -9,7 +9,7 @@ RUN pip install -r requirements.txt
 
 COPY . .
 # Byte-code compiled once, here: PYTHONDONTWRITEBYTECODE keeps the processes from writing it, and
-# each would otherwise compile the project anew at every start (docs/decisions.md, "Command start-up").
+# each would otherwise compile the project anew at every start (docs/decisions.md, "Settings and start-up").
 RUN python -m compileall -q chatplatform chat agents tools tags directives knowledge
 # Hashed, compressed static names at build time; the key only has to exist for this step.
 RUN SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput

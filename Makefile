@@ -40,13 +40,14 @@ demo: install
 	$(PY) manage.py seed_demo --migrate --url http://$(HOST):$(PORT)
 
 # The demo's site-wide features when CHAT_SITE_FEATURES is unset: the embedded default plus tags,
-# so the demo's widgets show (issue 22). Any CHAT_SITE_FEATURES of the environment wins.
+# so the demo's widgets show (docs/widgets.md). Any CHAT_SITE_FEATURES of the environment wins.
 DEMO_SITE_FEATURES := {"promptInputFieldLabel": "Ask a question", "tags": {"enabled": true}}
 
 # The server and one background worker; Ctrl-C stops both (the worker finishes its current task).
 # The worker runs in a session of its own, so that it gets one SIGTERM from the trap, not the terminal's SIGINT too.
 run: demo
-	@printf '\nThe chat page: http://%s:%s/   demo login: demo / demo-chat\nDjango admin:  http://%s:%s/admin/   admin / admin-demo\n\n' $(HOST) $(PORT) $(HOST) $(PORT)
+	@printf '\nThe chat page: http://%s:%s/   demo login: demo / demo-chat\nDjango admin:  http://%s:%s/admin/   admin / admin-demo\n' $(HOST) $(PORT) $(HOST) $(PORT)
+	@printf 'Doors (docs/doors.md; API key: `.venv/bin/python manage.py issue_token demo`, model: demo):\n  OpenAI Chat Completions: http://%s:%s/v1/chat/completions\n  OpenAI Responses:        http://%s:%s/v1/responses\n  (OpenAI SDK base_url:    http://%s:%s/v1)\n\n' $(HOST) $(PORT) $(HOST) $(PORT) $(HOST) $(PORT)
 	@[ -n "$$CHAT_SITE_FEATURES" ] || export CHAT_SITE_FEATURES='$(DEMO_SITE_FEATURES)'; \
 	setsid $(PY) manage.py run_worker & worker=$$!; \
 	trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \

@@ -1,4 +1,4 @@
-"""Who may talk to an agent (CONTRACT §7): its access rules, then its rollout policy.
+"""Who may talk to an agent (docs/api.md, "Agents"): its access rules, then its rollout policy.
 
 Plain arguments only: the user arrives as its wire fields (userId, email, ..., customData), so
 this app knows nothing of chat users. The CEL variables are documented in docs/access-rules.md.

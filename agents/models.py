@@ -1,4 +1,4 @@
-"""Agent definitions (SPEC.md AgentDefinition) and their immutable version history."""
+"""Agent definitions (docs/api.md, "Agents") and their immutable version history."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ class AgentDefinition(models.Model):
     """A prompt template, the tools it may call, and who may use it.
 
     Optional JSON fields are null when absent: `accessRules` null means the agent is open to
-    everyone (SPEC.md), which differs from an empty list only in intent, so both are kept as sent.
+    everyone, which differs from an empty list only in intent, so both are kept as sent.
     `version` only moves through `agents.services`, which also writes an AgentVersion row.
     """
 

@@ -60,7 +60,7 @@ def agents_listing_knowledge_base(knowledge_base_id: str) -> list[str]:
 
 
 def collaborator_chain_problem(agent_id: str, collaborators: list[str], *, max_depth: int) -> str | None:
-    """Why giving `agent_id` these collaborators breaks CONTRACT §12, naming the chain, or None:
+    """Why giving `agent_id` these collaborators breaks the rules of docs/api.md "Collaborating agents", naming the chain, or None:
     a chain that loops back (A → B → A), or one deeper than `max_depth` collaborators counted
     through this agent from the top of its longest chain of supervisors."""
     graph = collaborator_graph()

@@ -1,5 +1,5 @@
-"""Wire shapes of agents: SPEC.md's camelCase names mapped to the models' snake_case, and every
-validation rule of an agent write (SPEC.md "Errors", CONTRACT §7).
+"""Wire shapes of agents: the wire's camelCase names mapped to the models' snake_case, and every
+validation rule of an agent write (docs/api.md, "Agents").
 
 `AgentWriteSerializer` is the one place the rules live: `agents.services` runs it for the Admin
 API and for rollbacks, and the Django admin form runs it through `validate_agent` as well.
@@ -26,14 +26,14 @@ from tools.selectors import function_names, tools_by_ids
 
 AGENT_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 AGENT_ID_RULE = "must be 1 to 128 letters, digits, hyphens or underscores"
-CUSTOM_MAX_BYTES = 100 * 1024  # SPEC.md Limits: `custom` at most 100 KB serialized
-# Sent back by clients that post a definition they read; the service owns them (CONTRACT §5).
+CUSTOM_MAX_BYTES = 100 * 1024  # docs/api.md, "Limits": `custom` at most 100 KB serialized
+# Sent back by clients that post a definition they read; the service owns them (docs/api.md, "Who may read what").
 SERVER_MANAGED_FIELDS = frozenset({"version", "createdBy", "lastModifiedBy", "createdAt", "updatedAt"})
 ROLLOUT_POLICY_KEYS = frozenset({"betaAccounts", "regionRestrictions", "toolOverrides"})
 COLLABORATOR_KEYS = frozenset({"agentId", "instruction", "historyRelay"})
 HISTORY_RELAYS = ("TO_COLLABORATOR", "TO_AGENT")
 COLLABORATION_TYPES = ("SUPERVISOR", "SUPERVISOR_ROUTER", "DISABLED")
-MAX_COLLABORATION_DEPTH = 3  # CONTRACT §12: a chain of collaborators is at most 3 deep
+MAX_COLLABORATION_DEPTH = 3  # docs/api.md, "Collaborating agents": a chain is at most 3 deep
 _UNAVAILABLE_TOOL_STATUSES = (LifecycleStatus.DEPRECATED, LifecycleStatus.RETIRED)
 
 
@@ -62,7 +62,7 @@ def _object(value: Any, path: tuple[str | int, ...], allowed: frozenset[str] | N
 
 @documented({"pattern": MODEL_NAME_PATTERN})
 def check_model_name(value: str) -> str:
-    """`offline`, or `<provider>:<model>` with a provider chatplatform.llm can reach (CONTRACT §7)."""
+    """`offline`, or `<provider>:<model>` with a provider chatplatform.llm can reach (docs/api.md, "Models")."""
     error = model_name_error(value)
     if error is not None:
         raise serializers.ValidationError(error)
@@ -71,7 +71,7 @@ def check_model_name(value: str) -> str:
 
 @documented({"type": "object"})
 def check_rollout_policy(value: Any) -> dict[str, Any]:
-    """SPEC.md RolloutPolicy; whether override targets exist is checked with the other tools."""
+    """RolloutPolicy (docs/api.md, "Agents"); whether override targets exist is checked with the other tools."""
     _object(value, (), ROLLOUT_POLICY_KEYS)
     for key in ("betaAccounts", "regionRestrictions"):
         if value.get(key) is not None:
@@ -87,7 +87,7 @@ def check_rollout_policy(value: Any) -> dict[str, Any]:
 
 @documented({"type": "array", "items": {"type": "object"}})
 def check_collaborators(value: Any) -> list[dict[str, Any]]:
-    """SPEC.md Collaborator: `{agentId, instruction, historyRelay}`, all three required."""
+    """Collaborator: `{agentId, instruction, historyRelay}`, all three required."""
     if not isinstance(value, list):
         raise serializers.ValidationError("must be a list of collaborators")
     for index, collaborator in enumerate(value):
@@ -104,7 +104,7 @@ def check_collaborators(value: Any) -> list[dict[str, Any]]:
 
 @documented({"type": "array", "items": {"type": "object"}})
 def check_knowledge_bases(value: Any) -> list[dict[str, Any]]:
-    """SPEC.md KnowledgeBase: `id` plus further fields, which are kept as sent."""
+    """An agent's knowledge base: `id` plus further fields, which are kept as sent."""
     if not isinstance(value, list):
         raise serializers.ValidationError("must be a list of knowledge bases")
     seen: set[str] = set()
@@ -138,7 +138,7 @@ def check_tool_ids(value: Any) -> list[str]:
 
 
 def _duplicate_function(tool_ids: list[str], tools: dict[str, ToolDefinition]) -> str | None:
-    """The message for the first function name offered twice by these tools, if any (CONTRACT §7)."""
+    """The message for the first function name offered twice by these tools, if any (docs/api.md, "Agents")."""
     owners: dict[str, str] = {}
     for tool_id in tool_ids:
         for name in function_names(tools[tool_id]):
@@ -178,7 +178,7 @@ def check_base_prompt(value: str) -> None:
 
 
 def check_agent_collaboration(value: Any) -> None:
-    """CONTRACT §12: one of COLLABORATION_TYPES, as a string or `{type}` (stored as the string)."""
+    """docs/api.md, "Collaborating agents": one of COLLABORATION_TYPES, as a string or `{type}` (stored as the string)."""
     kinds = ", ".join(COLLABORATION_TYPES)
     if isinstance(value, dict):
         unknown = sorted(set(value) - {"type"})
@@ -197,7 +197,7 @@ class AgentWriteSerializer(serializers.Serializer):
     REFUSES_UNKNOWN_FIELDS = True  # but for the server-managed fields, ignored
 
     agentId = StrictCharField(source="agent_id", max_length=128, validators=[check_agent_id])
-    # SPEC.md advises under 4000 characters but sets no limit, so only emptiness is refused.
+    # Under 4000 characters is advised, but there is no limit (docs/api.md, "Limits"), so only emptiness is refused.
     basePrompt = StrictCharField(source="base_prompt", trim_whitespace=False, validators=[check_base_prompt])
     toolIds = serializers.JSONField(
         source="tool_ids", validators=[check_tool_ids], error_messages={"required": "is required", "null": "must not be null"}
@@ -247,7 +247,7 @@ class AgentWriteSerializer(serializers.Serializer):
         already_on_agent = set(existing.tool_ids) if existing is not None else set()
         for tool_id in tool_ids:
             status = tools[tool_id].lifecycle_status
-            # CONTRACT §7: a deprecated tool keeps working for agents that have it, but is not added.
+            # A deprecated tool keeps working for agents that have it, but is not added (docs/api.md, "Agents").
             if tool_id not in already_on_agent and status in _UNAVAILABLE_TOOL_STATUSES:
                 migration = tools[tool_id].migration_path
                 hint = f" (migration path: {migration})" if migration else ""
@@ -259,7 +259,7 @@ class AgentWriteSerializer(serializers.Serializer):
         for old, new in overrides.items():
             if new not in tools:
                 raise error_at(("rolloutPolicy", "toolOverrides", old), f"tool {new} does not exist")
-        # Overrides swap tools at run time (CONTRACT §7), so the swapped set must not clash either.
+        # Overrides swap tools at run time (docs/api.md, "Agents"), so the swapped set must not clash either.
         swapped = [overrides.get(tool_id, tool_id) for tool_id in tool_ids]
         if swapped != tool_ids:
             duplicate = _duplicate_function(list(dict.fromkeys(swapped)), tools)
@@ -286,7 +286,7 @@ class AgentWriteSerializer(serializers.Serializer):
                 raise error_at(("collaborators",), problem)
 
         if isinstance(attrs.get("agent_collaboration"), dict):
-            attrs["agent_collaboration"] = attrs["agent_collaboration"]["type"]  # CONTRACT §12: stored as the string
+            attrs["agent_collaboration"] = attrs["agent_collaboration"]["type"]  # stored as the string
 
         bases = resulting("knowledge_bases") or []
         existing_bases = knowledge_selectors.existing_ids(base["id"] for base in bases)
@@ -304,7 +304,7 @@ def validate_agent(data: Any, *, existing: AgentDefinition | None) -> dict[str, 
 
 
 class AgentSerializer(serializers.ModelSerializer):
-    """AgentDefinition as SPEC.md shows it. Absent optional fields are null."""
+    """AgentDefinition as the API shows it (docs/api.md, "Agents"). Absent optional fields are null."""
 
     agentId = serializers.CharField(source="agent_id")
     basePrompt = serializers.CharField(source="base_prompt")

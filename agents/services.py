@@ -106,7 +106,7 @@ def agent_rollback(*, agent_id: str, version: int, user_id: str) -> AgentDefinit
 
 def agent_delete(*, agent_id: str, user_id: str) -> None:
     """Delete the agent and its history; refused (400) while a chat app uses it or another agent
-    lists it as a collaborator (CONTRACT §12)."""
+    lists it as a collaborator (docs/api.md, "Collaborating agents")."""
     with transaction.atomic():
         agent = _lock(agent_id)
         if agent is None:

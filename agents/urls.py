@@ -1,4 +1,4 @@
-"""SPEC.md "Agents" paths (relative to /api/chat-admin/), written out literally."""
+"""The paths of docs/api.md "Agents" (relative to /api/chat-admin/), written out literally."""
 
 from django.urls import path
 

@@ -1,4 +1,4 @@
-"""Admin API of agents (SPEC.md "Agents"). Views parse, call a service or selector, render."""
+"""Admin API of agents (docs/api.md, "Agents"). Views parse, call a service or selector, render."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ _SuccessResponse = envelope("AgentDeleteResponse")
 
 
 def _stamp(request: Request, user_id: str | None) -> str:
-    """Audit stamps come from the request's userId, else the caller (CONTRACT §5)."""
+    """Audit stamps come from the request's userId, else the caller (docs/api.md, "Who may read what")."""
     return user_id or caller_id(request)
 
 

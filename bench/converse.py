@@ -26,7 +26,7 @@ Then the same SSE turns in a chat app with instruction augmentation on (the mode
 the selection call after the first-token delay): the time added to the first token, against one
 selection round trip made straight to the model server.
 
-Targets (issue 4): sequential TTFT ≤ 1.03× direct and total ≤ 1.02×; TTFT p50 ≤ 1.2× at 50
+Targets (docs/decisions.md): sequential TTFT ≤ 1.03× direct and total ≤ 1.02×; TTFT p50 ≤ 1.2× at 50
 streams and ≤ 1.5× at 200; 500 streams without error; CPU per streamed turn ≤ 5 ms; with
 directives on, at most one selection round trip added.
 The load generator runs on the same two cores as the server; it costs them CPU too.

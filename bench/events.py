@@ -1,4 +1,4 @@
-"""bench/events: what the events and operations of issue 20 cost, and how fast they go.
+"""bench/events: what the events and operations (docs/api.md, "Events") cost, and how fast they go.
 
 1. Turns with webhooks: sequential streamed turns (each a new session, so each writes its
    session.created outbox row) on three servers at once, interleaved: no webhooks; webhooks to a

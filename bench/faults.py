@@ -8,7 +8,7 @@ shortened (first token and idle 3 s, shutdown grace 2 s) so a run takes about a 
 
     .venv/bin/python bench/faults.py [--turns 20]
 
-Targets (issue 19): every fault heard as an error (or a 503) and turns succeeding again without
+Targets (docs/faults.md): every fault heard as an error (or a 503) and turns succeeding again without
 a restart; Redis faults heard within 2 s; the health checks' TTFT ≤ 1.02× without them.
 """
 

@@ -8,7 +8,7 @@ their ratio, and the query's own time through the query endpoint.
 
     .venv/bin/python bench/knowledge_turn.py [--documents 1000] [--turns 30]
 
-Target (issue 24): TTFT with the knowledge base ≤ 1.05 × without, plus the measured query time.
+Target (docs/decisions.md): TTFT with the knowledge base ≤ 1.05 × without, plus the measured query time.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Start-up times (issue 23): `manage.py` commands, and `make run`'s restart to its first answer.
+"""Start-up times (docs/decisions.md): `manage.py` commands, and `make run`'s restart to its first answer.
 
     .venv/bin/python bench/startup.py                  # this checkout
     .venv/bin/python bench/startup.py --root /tmp/old  # another checkout (same .venv), for "before"

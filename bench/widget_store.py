@@ -1,4 +1,4 @@
-"""bench/widget_store: what serving a store-located web component costs (issue 22).
+"""bench/widget_store: what serving a store-located web component costs (docs/widgets.md, "Web components from the store").
 
 Requests per second and latency of `GET /api/chat/webcomponent/<scope>/<tag>` for a script kept
 gzip-encoded in the database-backed widget store (decoded once per stored version and kept in

@@ -20,13 +20,13 @@ from chatplatform.tasks import background, periodic
 
 @background()
 def analyze_session(session_id: str) -> dict[str, Any]:
-    """Analyse a completed session (CONTRACT §5), retried on failure."""
+    """Analyse a completed session (docs/api.md, "Session insights"), retried on failure."""
     return insights.analyze(session_id=uuid.UUID(session_id))
 
 
 @periodic("complete_idle_sessions")
 def complete_idle_sessions() -> dict[str, int]:
-    """Complete idle sessions (CONTRACT §5, §9) and start the analyses they make due."""
+    """Complete idle sessions (docs/api.md, "Sessions") and start the analyses they make due."""
     completed, due = completion.sessions_complete_idle()
     for session_id in due:
         analyze_session.enqueue(str(session_id))
@@ -58,7 +58,7 @@ async def _go_on_to_the_end(message_id: uuid.UUID) -> None:
 
 @periodic("cleanup_mock_records")
 def cleanup_mock_records() -> dict[str, list[str]]:
-    """Delete `testType: mock` chat apps, agents and tools older than one day (CONTRACT §1)."""
+    """Delete `testType: mock` chat apps, agents and tools older than one day (docs/api.md, "Limits")."""
     return mock_records_cleanup()
 
 

@@ -1,9 +1,11 @@
 """The paths of the Chat and Admin APIs' chat records (docs/api.md), written out literally."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
 from chat.doors.converse import ConverseView
+from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
+from chat.doors.responses import ResponsesView, ResponseView
 from chat.doors.sessions import ApprovalDecisionView, ApprovalsView, SessionStopView, SessionStreamView
 from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
 from chat.files.views import FileViewSet
@@ -18,7 +20,7 @@ from chat.widgets.views import WebComponentViewSet, WidgetDataViewSet
 chat_urlpatterns = [
     path("user", UserViewSet.as_view({"get": "retrieve"}), name="chat-user"),
     path("user/prefs", UserViewSet.as_view({"get": "prefs", "post": "update_prefs"}), name="chat-user-prefs"),
-    # issue 30: a person's data (docs/api.md, "Your data")
+    # a person's data (docs/api.md, "Your data")
     path("user/export", MyDataViewSet.as_view({"get": "export"}), name="chat-user-export"),
     path("user/usage", MyDataViewSet.as_view({"get": "usage"}), name="chat-user-usage"),
     path("chat-apps", ChatAppViewSet.as_view({"get": "list_for_user"}), name="chat-chat-apps"),
@@ -32,12 +34,12 @@ chat_urlpatterns = [
     path("sessions/<str:sessionId>/approvals/<str:approvalId>", ApprovalDecisionView.as_view(), name="chat-session-approval"),
     path("sessions/<str:sessionId>/feedback", FeedbackViewSet.as_view({"get": "for_session"}), name="chat-session-feedback"),
     path("feedback", FeedbackViewSet.as_view({"post": "create"}), name="chat-feedback"),
-    # issue 21: the token-to-cookie exchange (CONTRACT §13) and the files attached to messages
+    # the token-to-cookie exchange (docs/api.md, "Authentication") and the files attached to messages
     path("auth/session", AuthSessionView.as_view(), name="chat-auth-session"),
     path("files", FileViewSet.as_view({"post": "upload"}), name="chat-files"),
     path("files/<str:fileId>", FileViewSet.as_view({"get": "retrieve"}), name="chat-file"),
     path("files/<str:fileId>/content", FileViewSet.as_view({"get": "content"}), name="chat-file-content"),
-    # issue 22: the widget runtime's server side (CONTRACT §13)
+    # the widget runtime's server side (docs/api.md, "Widgets")
     path(
         "widget-data/<str:scope>/<str:tag>",
         WidgetDataViewSet.as_view({"get": "retrieve", "post": "upsert", "delete": "destroy"}),
@@ -45,6 +47,16 @@ chat_urlpatterns = [
     ),
     path("webcomponent/<str:scope>/<str:tag>", WebComponentViewSet.as_view({"get": "script"}), name="chat-webcomponent"),
     path("sessions/<str:sessionId>", ConversationViewSet.as_view({"delete": "destroy"}), name="chat-session"),
+]
+
+# The protocol doors (docs/doors.md), at the root: OpenAI's SDKs take `<site>/v1` as their base URL.
+door_urlpatterns = [
+    path("v1/chat/completions", ChatCompletionsView.as_view(), name="door-chat-completions"),
+    path("v1/models", ModelsView.as_view(), name="door-models"),
+    path("v1/models/<str:modelId>", ModelsView.as_view(), name="door-model"),
+    path("v1/responses", ResponsesView.as_view(), name="door-responses"),
+    path("v1/responses/<str:responseId>", ResponseView.as_view(), name="door-response"),
+    re_path(r"^v1(?:/.*)?$", UnknownPathView.as_view()),
 ]
 
 admin_urlpatterns = [
@@ -68,7 +80,7 @@ admin_urlpatterns = [
     ),
 ]
 
-# The browser's pages (issue 21, CONTRACT §13), served at the root of the site.
+# The browser's pages (README.md, "The chat page"), served at the root of the site.
 page_urlpatterns = [
     path("", home, name="home"),
     path("accounts/login/", SignInView.as_view(), name="login"),

@@ -1,4 +1,4 @@
-"""Access rules (SPEC.md AccessRule; issue: converse step 2) evaluated with cel-python.
+"""Access rules (docs/access-rules.md) evaluated with cel-python.
 
 Programs are compiled once per expression text and cached: compiling costs milliseconds,
 evaluating a compiled program tens of microseconds. The variables a condition sees are
@@ -128,7 +128,7 @@ def _celpy_folder() -> str:
 def _run_within(program: celpy.CompiledRunner, activation: Mapping[str, Any], budget: float) -> Any:
     """`_run` under a deadline: a trace function, set for this thread only while the program
     runs, counts the Python calls the evaluation makes and stops it once the deadline passed, or
-    once the process shuts down (docs/deploy.md, "Graceful drain": a thread busy evaluating would hold
+    once the process shuts down (docs/deploy.md, "Graceful drain (SIGTERM)": a thread busy evaluating would hold
     the process past its drain grace, whatever budget an operator set)."""
     deadline = time.monotonic() + budget
     calls = 0

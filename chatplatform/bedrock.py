@@ -1,4 +1,4 @@
-"""Bedrock calls of knowledge bases (CONTRACT §11): embeddings through InvokeModel and a provider
+"""Bedrock calls of knowledge bases (docs/api.md, "Knowledge bases"): embeddings through InvokeModel and a provider
 knowledge base's Retrieve API, through boto3 with the standard AWS variables (credentials,
 AWS_REGION, and AWS_ENDPOINT_URL_BEDROCK_RUNTIME / _BEDROCK_AGENT_RUNTIME for a private endpoint).
 """

@@ -6,7 +6,7 @@ PyYAML (for its own schema renderer), Pygments and Markdown (for the browsable A
 libraries install them here, and the platform uses none of those DRF features: no PostgreSQL
 model field, the JSON renderer alone, drf-spectacular for the schema. Hidden from DRF's compat
 while it loads, they no longer cost every process start about 100 ms (docs/decisions.md,
-"Command start-up"); any other importer gets them as usual.
+"Settings and start-up"); any other importer gets them as usual.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Embedding models (CONTRACT §11 "Embeddings"): `openai:<model>` through `POST /embeddings` at
+"""Embedding models (docs/api.md, "Knowledge bases"): `openai:<model>` through `POST /embeddings` at
 OPENAI_BASE_URL, `bedrock:<model>` through Bedrock's InvokeModel (chatplatform.bedrock).
 
 The OpenAI call goes through httpx with `trust_env`, so HTTPS_PROXY/NO_PROXY and SSL_CERT_FILE

@@ -1,4 +1,4 @@
-"""Infrastructure-as-code batches (CONTRACT §8): `data` is base64 of gzip of a JSON object.
+"""Infrastructure-as-code batches (docs/api.md, "Infrastructure-as-code batches"): `data` is base64 of gzip of a JSON object.
 
 Shared by the directive and tag definition batch endpoints and commands.
 """

@@ -1,4 +1,4 @@
-"""Model names (CONTRACT §7): `offline`, `openai:<model>`, `anthropic:<model>`, `bedrock:<model>`.
+"""Model names (docs/api.md, "Models"): `offline`, `openai:<model>`, `anthropic:<model>`, `bedrock:<model>`.
 
 Apart from chatplatform.llm so that validating an agent does not import the model library.
 """

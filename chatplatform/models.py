@@ -90,7 +90,7 @@ class AuditEntry(models.Model):
 class StoredObject(models.Model):
     """An object of the database-backed store (`chatplatform.storage.DatabaseStorage`): what the
     `widget_store` storage holds by default, e.g. the scripts of store-located web components
-    (SPEC.md `webComponent.storeBucket`/`storeKey`, kept under the name `<bucket>/<key>`)."""
+    (`webComponent.storeBucket`/`storeKey`, kept under the name `<bucket>/<key>`)."""
 
     # A bucket (up to 63 characters), "/", and a key of up to 1024 bytes.
     name = models.CharField(max_length=1100, unique=True)

@@ -7,7 +7,7 @@ time: a quarter of a millisecond). redis-py clients are thread-safe and reset th
 fork, so one per server is shared by every thread.
 
 redis-py is imported when such a cache is first used, as Django's own backend does: not by every
-command that sets Django up (docs/decisions.md, "Command start-up").
+command that sets Django up (docs/decisions.md, "Settings and start-up").
 """
 
 from __future__ import annotations

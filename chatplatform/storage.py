@@ -1,6 +1,6 @@
 """A Django storage that keeps its objects in the database: the default of the `widget_store`.
 
-The store of web component scripts (SPEC.md `storeBucket`/`storeKey`) is read through Django's
+The store of web component scripts (`storeBucket`/`storeKey`, docs/widgets.md) is read through Django's
 storage API like the files of messages, so a deployment may point `widget_store` elsewhere; by
 default it needs neither a file system shared by the server's processes nor a bucket. Scripts
 are small and read rarely (the browser caches them by ETag), so a table does the job.
@@ -26,7 +26,7 @@ from django.utils.deconstruct import deconstructible
 from chatplatform.models import StoredObject
 
 WIDGET_STORE = "widget_store"
-ENCODINGS = ("none", "gzip", "gzip+base64")  # SPEC.md `webComponent.encoding`
+ENCODINGS = ("none", "gzip", "gzip+base64")  # `webComponent.encoding` (docs/widgets.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +211,7 @@ def check_stored_size(size: int, encoding: str, limit: int) -> None:
 
 
 def decode(content: bytes, encoding: str, *, limit: int) -> bytes:
-    """SPEC.md `webComponent.encoding`: `gzip`, `gzip+base64` (base64 text of gzip) or `none`;
+    """`webComponent.encoding`: `gzip`, `gzip+base64` (base64 text of gzip) or `none`;
     the result is UTF-8 text of at most `limit` bytes. Decompression stops as soon as it passes
     the limit, so a small object that inflates to gigabytes costs no more than the limit."""
     check_stored_size(len(content), encoding, limit)

@@ -1,4 +1,4 @@
-"""Background work (CONTRACT §1): tasks that retry, periodic jobs, and pollers, all run by
+"""Background work (README.md, "Background worker, webhooks, session insights"): tasks that retry, periodic jobs, and pollers, all run by
 `manage.py run_worker` (chatplatform.worker).
 
 Tasks are django-tasks tasks, so the same code runs on the database backend (the default) and on

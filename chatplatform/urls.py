@@ -56,13 +56,15 @@ def readyz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
 
 
-# Each resource app's urls.py lists its SPEC.md paths in `chat_urlpatterns` (under /api/chat/)
+# Each resource app's urls.py lists its paths (docs/api.md) in `chat_urlpatterns` (under /api/chat/)
 # and `admin_urlpatterns` (under /api/chat-admin/).
 _API_APPS = ["chat", "agents", "tools", "tags", "directives", "knowledge"]
 chat_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "chat_urlpatterns", [])]
 admin_api = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "admin_urlpatterns", [])]
 # The browser's pages (the chat page, sign-in) from the apps that have them, at the root.
 pages = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "page_urlpatterns", [])]
+# The protocol doors (docs/doors.md): OpenAI's paths under /v1/, and the others'.
+doors = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "door_urlpatterns", [])]
 
 
 def _sign_out_view() -> type[View[Any]]:
@@ -81,6 +83,7 @@ urlpatterns = [
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", DocsView.as_view(url_name="schema"), name="docs"),
     re_path(r"^api(?:/.*)?$", UnknownPathView.as_view()),
+    *doors,
     path("admin/", admin.site.urls),
     path("accounts/logout/", _sign_out_view().as_view(), name="logout"),
     path("healthz", healthz),

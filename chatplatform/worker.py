@@ -1,4 +1,4 @@
-"""The background worker process (`manage.py run_worker`, CONTRACT §1).
+"""The background worker process (`manage.py run_worker`, README.md "Background worker, webhooks, session insights").
 
 The main thread runs the configured django-tasks backend's own worker loop: django-tasks-db's
 (the database backend) or RQ's SimpleWorker (no fork per job), so a task runs exactly as that

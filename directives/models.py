@@ -1,4 +1,4 @@
-"""Semantic directives (SPEC.md SemanticDirective): scoped instruction snippets that a selection
+"""Semantic directives (docs/api.md, "Semantic directives"): scoped instruction snippets that a selection
 step may inject into an agent's prompt, and the record of each infrastructure-as-code batch."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class SemanticDirective(models.Model):
     scope_type = models.CharField("scopeType", max_length=12, choices=ScopeType.choices)
     scope_value = models.CharField("scopeValue", max_length=2 * SCOPE_PART_MAX_LENGTH + 1)
     directive_id = models.CharField("id", max_length=DIRECTIVE_ID_MAX_LENGTH)
-    # Set only by an IaC batch (CONTRACT §8); the batch owns every directive carrying its group.
+    # Set only by an IaC batch (docs/api.md, "Infrastructure-as-code batches"); the batch owns every directive carrying its group.
     group_id = models.CharField("groupId", max_length=GROUP_ID_MAX_LENGTH, null=True, blank=True)
     # Length rules live in directives.serializers (one place for the API and the admin).
     description = models.TextField()
@@ -49,7 +49,7 @@ class SemanticDirective(models.Model):
         verbose_name = "semantic directive"
         ordering = ["scope", "directive_id"]
         constraints = [
-            # SPEC.md rule 3; its index also serves upsert and delete by (scope, id).
+            # (scope, id) is unique; its index also serves upsert and delete by (scope, id).
             models.UniqueConstraint(fields=["scope", "directive_id"], name="directive_scope_id_unique"),
         ]
         indexes = [
@@ -70,7 +70,7 @@ class SemanticDirective(models.Model):
 
     @property
     def scope_value_wire(self) -> str | dict[str, str]:
-        """scopeValue as SPEC.md shows it: a string, or `{agent, entity}` for agent-entity."""
+        """scopeValue as the API shows it: a string, or `{agent, entity}` for agent-entity."""
         if self.scope_type == ScopeType.AGENT_ENTITY:
             agent, _, entity = self.scope_value.partition("#")
             return {"agent": agent, "entity": entity}
@@ -78,7 +78,7 @@ class SemanticDirective(models.Model):
 
 
 class DirectiveDeployment(models.Model):
-    """One applied IaC batch (CONTRACT §8): its `timestamp` is recorded here, with what it changed."""
+    """One applied IaC batch (docs/api.md, "Infrastructure-as-code batches"): its `timestamp` is recorded here, with what it changed."""
 
     group_id = models.CharField("groupId", max_length=GROUP_ID_MAX_LENGTH)
     stage = models.CharField(max_length=100, blank=True, default="")

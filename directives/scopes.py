@@ -1,4 +1,4 @@
-"""Directive scopes (SPEC.md SemanticDirective, rule 1): the five forms, built and parsed here only.
+"""Directive scopes (docs/api.md, "Semantic directives"): the five forms, built and parsed here only.
 
     chatapp#<id>   agent#<id>   tool#<id>   entity#<value>   agent#<agentId>#entity#<value>
 
@@ -100,7 +100,7 @@ def _parsed_part(text: str, *, field: str) -> str:
 
 
 def candidate_scopes(*, chat_app_id: str, agent_id: str, tool_ids: list[str], entity_value: str | None) -> list[str]:
-    """The scopes whose directives are candidates for one turn (CONTRACT §7).
+    """The scopes whose directives are candidates for one turn (docs/api.md, "The system prompt").
 
     A value that could not be part of a stored scope (empty, or holding `#`) has no directives,
     so it is left out rather than built into a string that might read as another form.

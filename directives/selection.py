@@ -1,4 +1,4 @@
-"""The selection step of instruction augmentation (CONTRACT §7): one model call picks, by their
+"""The selection step of instruction augmentation (docs/api.md, "The system prompt"): one model call picks, by their
 descriptions, which candidate directives apply to the user's query.
 
 It never fails a turn: a provider error, a timeout or an answer that cannot be read selects

@@ -15,7 +15,7 @@ Position = tuple[datetime, int]  # (create_date, pk) of the last directive of a 
 
 @dataclass(frozen=True, slots=True)
 class DirectiveSearch:
-    """The search fields of SPEC.md "Semantic directives", already validated."""
+    """The search fields of docs/api.md "Semantic directives", already validated."""
 
     scopes: list[str] | None = None
     created_by: str | None = None
@@ -29,7 +29,7 @@ class DirectiveSearch:
 
 
 def _selected(search: DirectiveSearch) -> QuerySet[SemanticDirective]:
-    """SPEC.md precedence: scopes, else createdBy, else directiveIds, else all. Each branch is one
+    """The precedence: scopes, else createdBy, else directiveIds, else all. Each branch is one
     equality or IN on an indexed column followed by create_date (see SemanticDirective.Meta)."""
     directives = SemanticDirective.objects.all()
     if search.scopes:
@@ -74,7 +74,7 @@ def directives_search(*, search: DirectiveSearch, limit: int, after: Position | 
 
 
 def directives_candidates(*, chat_app_id: str, agent_id: str, tool_ids: list[str], entity_value: str | None) -> list[SemanticDirective]:
-    """The directives a turn may select from (CONTRACT §7), in one query (scope IN ...).
+    """The directives a turn may select from (docs/api.md, "The system prompt"), in one query (scope IN ...).
 
     Scopes: `chatapp#<chatAppId>`, `agent#<agentId>`, `tool#<toolId>` per tool, and with an entity
     value `entity#<value>` and `agent#<agentId>#entity#<value>`. Plain arguments: this leaf app

@@ -1,10 +1,10 @@
-"""Wire shapes of semantic directives: SPEC.md's camelCase names mapped to the model's snake_case,
+"""Wire shapes of semantic directives: the wire's camelCase names mapped to the model's snake_case,
 and every validation rule of a directive write.
 
 `validate_directive` is the one place the write rules live: `directives.services` runs it for the
 Admin API, the IaC batch and the management command, and the Django admin form runs it in clean().
 
-Limits SPEC.md leaves open (docs: CONTRACT §5 "Field rules"): `id` at most 128 characters,
+Limits (docs/api.md, "Limits"): `id` at most 128 characters,
 `description` at most 2,000, `instructions` at most 20,000, each scope part at most 200.
 """
 
@@ -215,7 +215,7 @@ def validate_group_id(value: Any) -> str:
 
 
 class SemanticDirectiveSerializer(serializers.Serializer):
-    """SemanticDirective as SPEC.md shows it. `groupId` only when set; `instructions` unless the
+    """SemanticDirective as the API shows it. `groupId` only when set; `instructions` unless the
     context says `include_instructions: False` (search without includeInstructions).
 
     The declared fields document the schema; the representation is built directly because a
@@ -300,7 +300,7 @@ def _string_list(value: Any) -> list[str]:
 
 
 class DirectiveSearchRequestSerializer(serializers.Serializer):
-    """SPEC.md search fields, all optional. Empty lists and strings count as absent."""
+    """The search fields, all optional. Empty lists and strings count as absent."""
 
     scopes = serializers.JSONField(required=False, allow_null=True, help_text="List of scope strings; wins over every other selector.")
     createdBy = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
@@ -345,7 +345,7 @@ class DirectiveSearchRequestSerializer(serializers.Serializer):
 
 
 class DirectiveDeployRequestSerializer(serializers.Serializer):
-    """CONTRACT §8: `data` is base64 of gzip of `{userId, semanticDirectives: [...]}`."""
+    """docs/api.md, "Infrastructure-as-code batches": `data` is base64 of gzip of `{userId, semanticDirectives: [...]}`."""
 
     stage = StrictCharField(help_text="Must equal this deployment's CHAT_STAGE.")
     timestamp = serializers.JSONField(required=False, allow_null=True, help_text="String or number; recorded, forces a re-application.")

@@ -101,7 +101,7 @@ def directive_delete(*, data: Any, user_id: str) -> None:
         raise NotFound(f"semantic directive {key['directive_id']} not found in scope {key['scope']}")
 
 
-# --- infrastructure-as-code batches (CONTRACT §8) ------------------------------------------------
+# --- infrastructure-as-code batches ------------------------------------------------------------
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""SPEC.md / CONTRACT §5 paths of semantic directives, written out literally."""
+"""The paths of docs/api.md "Semantic directives", written out literally."""
 
 from django.urls import path
 

@@ -1,4 +1,4 @@
-"""Admin API of semantic directives (SPEC.md "Semantic directives", CONTRACT §5, §8).
+"""Admin API of semantic directives (docs/api.md, "Semantic directives").
 
 Views parse, call a service or selector, render.
 """
@@ -35,7 +35,7 @@ _TOKEN_KIND = "directives.search"
 
 
 def _stamp(request: Request, user_id: str | None) -> str:
-    """Audit stamps come from the request's userId, else the caller (CONTRACT §5)."""
+    """Audit stamps come from the request's userId, else the caller (docs/api.md, "Who may read what")."""
     return user_id or caller_id(request)
 
 
@@ -129,7 +129,7 @@ class SemanticDirectiveAdminViewSet(AdminApiViewSet):
             applied=serializers.IntegerField(help_text="Directives of the batch now stored (created, updated or unchanged)."),
             deleted=serializers.IntegerField(help_text="Directives of the group missing from the batch, deleted."),
         ),
-        description="Infrastructure-as-code batch (CONTRACT §8), applied atomically: every directive gets groupId; "
+        description="Infrastructure-as-code batch, applied atomically: every directive gets groupId; "
         "directives of that groupId missing from the batch are deleted.",
     )
     def deploy(self, request: Request) -> Response:

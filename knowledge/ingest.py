@@ -1,4 +1,4 @@
-"""From an uploaded file to chunks (CONTRACT §11): text extraction per type, then chunking.
+"""From an uploaded file to chunks (docs/api.md, "Knowledge bases"): text extraction per type, then chunking.
 
 Extraction gives the document's text and its blocks (headings and paragraphs, as spans of that
 text); chunking groups blocks into spans of about `TARGET_CHARS`, starting a new chunk at every

@@ -1,4 +1,4 @@
-"""Knowledge bases (CONTRACT §11): collections of documents the platform indexes and searches
+"""Knowledge bases (docs/api.md, "Knowledge bases"): collections of documents the platform indexes and searches
 itself (`local`), or an index of a provider it queries (`bedrock`).
 
 A document is cut into chunks; each chunk is one exact span of the document's text (markup of
@@ -40,7 +40,7 @@ class KnowledgeBase(models.Model):
     """A named collection an agent lists in `knowledgeBases`; `description` is told to the model.
 
     `mode` is set when the base is created: hybrid when an embedding model is configured, else
-    lexical (CONTRACT §11), so configuring a model later does not change existing bases.
+    lexical (docs/api.md, "Knowledge bases"), so configuring a model later does not change existing bases.
     `index_version` is replaced on every change of its chunks, so a process's cached vectors know
     they are stale (a new random value, not a counter: a counter repeats after a rollback).
     """

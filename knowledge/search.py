@@ -1,4 +1,4 @@
-"""Searching a knowledge base (CONTRACT §11): lexical, semantic, hybrid; or the provider's index.
+"""Searching a knowledge base (docs/api.md, "Knowledge bases"): lexical, semantic, hybrid; or the provider's index.
 
 - Lexical: SQLite FTS5 ranked by BM25, or PostgreSQL full-text search ranked by `ts_rank_cd`
   (the index is made by migration 0001). The query's words are OR-ed, so a question matches the
@@ -59,7 +59,7 @@ class Result:
     end: int | None = None
 
     def as_wire(self) -> dict[str, Any]:
-        """The result as the query endpoint answers it (CONTRACT §11)."""
+        """The result as the query endpoint answers it (docs/api.md, "Knowledge bases")."""
         return {
             "documentId": self.document_id,
             "title": self.title,
@@ -75,7 +75,7 @@ def chunk_id(document_id: UUID | str, ordinal: int) -> str:
 
 
 def default_mode() -> str:
-    """The mode of a new base (CONTRACT §11): hybrid when an embedding model is configured, else lexical."""
+    """The mode of a new base (docs/api.md, "Knowledge bases"): hybrid when an embedding model is configured, else lexical."""
     return Mode.HYBRID if settings.CHAT_EMBEDDING_MODEL else Mode.LEXICAL
 
 

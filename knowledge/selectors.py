@@ -1,4 +1,4 @@
-"""Reads on knowledge bases, and the search a turn calls (CONTRACT §11).
+"""Reads on knowledge bases, and the search a turn calls (docs/api.md, "Knowledge bases").
 
 For the turn (chat): `usable_knowledge_bases(ids, user)` gives the agent's knowledge bases this
 user may use, in the agent's order, as plain values (no database access afterwards);
@@ -70,7 +70,7 @@ def documents_of(*, knowledge_base_id: str) -> QuerySet[Document]:
 
 
 def tool_name(knowledge_base_id: str) -> str:
-    """The function a turn offers the model for a knowledge base (CONTRACT §11)."""
+    """The function a turn offers the model for a knowledge base (docs/api.md, "Knowledge bases")."""
     return f"search_{knowledge_base_id.replace('-', '_')}"
 
 

@@ -1,4 +1,4 @@
-"""Wire shapes of knowledge bases and documents (CONTRACT §11): camelCase on the wire, snake_case
+"""Wire shapes of knowledge bases and documents (docs/api.md, "Knowledge bases"): camelCase on the wire, snake_case
 in the models, and every rule of a knowledge base write (the Admin API and the Django admin both
 validate with `validate_knowledge_base`)."""
 
@@ -16,7 +16,7 @@ from chatplatform.api.schema import documented, one_of_values
 from knowledge.models import Document, KnowledgeBase, Mode, Source, Strategy
 from knowledge.search import default_mode, effective_mode
 
-# agentId's charset (CONTRACT §11); 57 characters so that `search_<id>`, the function the model is
+# agentId's charset (docs/api.md, "Knowledge bases"); 57 characters so that `search_<id>`, the function the model is
 # offered, fits the 64 characters OpenAI allows a function name.
 KNOWLEDGE_BASE_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,57}$")
 KNOWLEDGE_BASE_ID_RULE = "must be 1 to 57 letters, digits, hyphens or underscores"
@@ -172,7 +172,7 @@ def validate_knowledge_base(data: Any, *, existing: KnowledgeBase | None) -> dic
 
 
 class KnowledgeBaseSerializer(serializers.ModelSerializer):
-    """KnowledgeBase as CONTRACT §11 shows it; `retrieval.mode` is the mode in force. Expects the
+    """KnowledgeBase as docs/api.md "Knowledge bases" shows it; `retrieval.mode` is the mode in force. Expects the
     counts annotated (knowledge.selectors.with_counts)."""
 
     knowledgeBaseId = serializers.CharField(source="knowledge_base_id")
@@ -226,7 +226,7 @@ class DocumentSerializer(serializers.ModelSerializer):
     def to_representation(self, document: Document) -> dict[str, Any]:
         wire = super().to_representation(document)
         if not wire["error"]:
-            del wire["error"]  # CONTRACT §11: `error?`, present on a failed document
+            del wire["error"]  # `error?`, present on a failed document
         return wire
 
 

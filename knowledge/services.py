@@ -1,4 +1,4 @@
-"""Writes on knowledge bases and their documents (CONTRACT §11). The Admin API, the Django admin,
+"""Writes on knowledge bases and their documents (docs/api.md, "Knowledge bases"). The Admin API, the Django admin,
 seed_demo and the background task all go through these.
 
 A document becomes searchable in one transaction: its chunks (and vectors) are inserted, it is
@@ -179,7 +179,7 @@ def _store(document: Document, indexed: _Indexed) -> Document:
         document.status, document.error, document.content = DocumentStatus.INDEXED, None, None
         document.chunk_count, document.embedding_model = len(indexed.spans), indexed.model
         document.save()
-        siblings.filter(pk__lt=document.pk).delete()  # replaced (CONTRACT §11: re-upload replaces)
+        siblings.filter(pk__lt=document.pk).delete()  # replaced (a re-upload replaces, docs/api.md "Knowledge bases")
         chunks = Chunk.objects.bulk_create(
             [
                 Chunk(
@@ -229,7 +229,7 @@ def _index(document: Document, data: bytes) -> Document:
 def document_add(
     *, knowledge_base_id: str, title: str, data: bytes, mime_type: str | None, source_url: str | None, user_id: str
 ) -> Document:
-    """Add a document (CONTRACT §11): indexed now when it is small (CHAT_KB_INLINE_INDEX_BYTES),
+    """Add a document (docs/api.md, "Knowledge bases"): indexed now when it is small (CHAT_KB_INLINE_INDEX_BYTES),
     else stored `pending` for the background task. 404 unknown base; 413 too large; 400 for a
     type not accepted or a bedrock base. A file that cannot be read is stored `failed`."""
     base = KnowledgeBase.objects.filter(pk=knowledge_base_id).first()

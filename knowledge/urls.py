@@ -1,4 +1,4 @@
-"""CONTRACT §11 paths of knowledge bases (relative to /api/chat-admin/), written out literally."""
+"""The paths of docs/api.md "Knowledge bases" (relative to /api/chat-admin/), written out literally."""
 
 from django.urls import path
 

@@ -1,4 +1,4 @@
-"""Admin API of knowledge bases (CONTRACT §11). Views parse, call a service or selector, render."""
+"""Admin API of knowledge bases (docs/api.md, "Knowledge bases"). Views parse, call a service or selector, render."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ _MULTIPART_SLACK = 64 * 1024
 
 
 def _stamp(request: Request, user_id: str | None) -> str:
-    """Audit stamps come from the request's userId, else the caller (CONTRACT §5)."""
+    """Audit stamps come from the request's userId, else the caller (docs/api.md, "Who may read what")."""
     return user_id or caller_id(request)
 
 

@@ -1,4 +1,4 @@
-"""The tag cache (SPEC.md Limits: lifetime default 5 minutes, bypassed for `dontCacheThis`).
+"""The tag cache (docs/api.md, "Limits": lifetime default 5 minutes, bypassed for `dontCacheThis`).
 
 Entries live in the shared Django cache under a generation key. A write does not hunt for the
 entries it makes stale: it replaces the generation, and every process (all of them share the

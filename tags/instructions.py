@@ -1,4 +1,4 @@
-"""The Markdown instruction text of a tag definition (SPEC.md `llmInstructionsMd` / `llmInstructions`)."""
+"""The Markdown instruction text of a tag definition (`llmInstructionsMd` / `llmInstructions`)."""
 
 from __future__ import annotations
 

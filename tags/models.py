@@ -1,4 +1,4 @@
-"""Tag definitions (SPEC.md TagDefinition): markup tags the model may emit so the client renders a widget."""
+"""Tag definitions (docs/api.md, "Tag definitions"): markup tags the model may emit so the client renders a widget."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.utils import timezone
 
 
 class TagStatus(models.TextChoices):
-    """SPEC.md "States and transitions": `disabled` is hidden for now, `retired` is archived."""
+    """`disabled` is hidden for now, `retired` is archived."""
 
     ENABLED = "enabled", "Enabled"
     DISABLED = "disabled", "Disabled"
@@ -71,7 +71,7 @@ class TagDefinition(models.Model):
     class Meta:
         ordering = ["scope", "tag"]
         constraints = [
-            # Identity (SPEC.md); its index also serves upsert/delete look-ups and the admin
+            # Identity; its index also serves upsert/delete look-ups and the admin
             # search's keyset pagination on (scope, tag).
             models.UniqueConstraint(fields=["scope", "tag"], name="tagdef_scope_tag_unique"),
         ]

@@ -17,7 +17,7 @@ from tags.instructions import instruction_text
 from tags.models import TagDefinition, TagStatus, UsageMode
 from tags.serializers import render_many
 
-PAGE_SIZE = 100  # SPEC.md Limits: tag definition search page
+PAGE_SIZE = 100  # docs/api.md, "Limits": tag definition search page
 ADMIN_TOKENS = "tagdef-admin"
 CHAT_TOKENS = "tagdef-chat"
 
@@ -64,7 +64,7 @@ def tags_enabled_search(*, pagination_token: Any = None, include_instructions: b
     """The chat search's answer: `status: enabled` only, by (scope, tag) (index tagdef_status_scope_tag).
 
     Each page is kept in the tag cache as its encoded answer (a hit is one cache read, nothing
-    decoded), except a page holding a `dontCacheThis` definition (SPEC.md Limits), which is read
+    decoded), except a page holding a `dontCacheThis` definition (docs/api.md, "Limits"), which is read
     from the database every time.
     """
     after = _after(pagination_token, CHAT_TOKENS)
@@ -76,7 +76,7 @@ def tags_enabled_search(*, pagination_token: Any = None, include_instructions: b
         body = encode_ok(**page_fields(render_many(page.definitions, include_instructions=include_instructions), page.pagination_token))
         return body, not any(row.dont_cache_this for row in page.definitions)
 
-    position = ".".join(after) if after else "first"  # scope and tag hold no "." (SPEC.md character rule)
+    position = ".".join(after) if after else "first"  # scope and tag hold no "." (their character rule)
     body, _ = cache.cached(f"chat-search:{position}:{include_instructions}", compute, keep=lambda value: value[1])
     return body
 
@@ -106,7 +106,7 @@ def _references(entries: Any) -> set[tuple[str, str]]:
 
 
 def tags_usable_by(*, site_features: dict[str, Any], app_features: dict[str, Any]) -> list[TagDefinition]:
-    """The tags a chat app may use (CONTRACT §6, SPEC.md's stricter rule): `tags.enabled` both
+    """The tags a chat app may use (docs/api.md, "Tag definitions"): `tags.enabled` both
     site-wide and in the app; never one in the site's `tagsProhibited`; only `status: enabled`;
     `global` tags unless in the app's `tagsDisabled`; `chat-app` tags only in the app's `tagsEnabled`."""
     site, app = _tags_feature(site_features), _tags_feature(app_features)
@@ -133,7 +133,7 @@ def context_enabled(definition: TagDefinition, context: str) -> bool:
 
 
 def instructions_for(*, site_features: dict[str, Any], app_features: dict[str, Any]) -> str:
-    """The tag instructions of a chat app's system prompt (CONTRACT §7): for each usable tag the
+    """The tag instructions of a chat app's system prompt (docs/api.md, "The system prompt"): for each usable tag the
     model may emit inline, its Markdown instructions inside `<tag-instructions type="scope.tag">`,
     separated by blank lines. Empty when there is none.
 

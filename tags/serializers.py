@@ -1,4 +1,4 @@
-"""Wire shapes of tag definitions: SPEC.md's camelCase names mapped to the model's snake_case.
+"""Wire shapes of tag definitions: the wire's camelCase names mapped to the model's snake_case.
 
 This is the only place that maps them. `TagDefinitionSerializer` validates a definition for the
 API, the IaC batch (endpoint and command) and the Django admin form, and renders one for every
@@ -30,7 +30,7 @@ STAGE_PLACEHOLDER = "{{stage}}"
 
 
 class NameField(serializers.RegexField):
-    """`scope` and `tag` (SPEC.md validation rule 1)."""
+    """`scope` and `tag` (docs/api.md, "Tag definitions")."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NAME_PATTERN, max_length=100, error_messages={"invalid": NAME_RULE}, **kwargs)
@@ -115,7 +115,7 @@ class TagDefinitionSerializer(serializers.Serializer):
     createDate = serializers.DateTimeField(source="create_date", read_only=True)
     lastUpdate = serializers.DateTimeField(source="last_update", read_only=True)
 
-    # Absent rather than null in responses when unset (SPEC.md marks them optional).
+    # Absent rather than null in responses when unset (they are optional).
     _OMIT_WHEN_NULL = ("llmInstructionsMd", "llmInstructions", "groupId")
     OPTIONAL_IN_RESPONSES = _OMIT_WHEN_NULL  # for the OpenAPI schema (chatplatform.api.schema)
     _INSTRUCTION_FIELDS = ("llmInstructionsMd", "llmInstructions")
@@ -129,7 +129,7 @@ class TagDefinitionSerializer(serializers.Serializer):
         markdown = attrs.get("llm_instructions_md")
         attrs["llm_instructions_md"] = markdown if markdown and markdown.strip() else None
         attrs["llm_instructions"] = attrs.get("llm_instructions") or None
-        # CONTRACT §5: the model must be told how to use a tag it may emit.
+        # The model must be told how to use a tag it may emit.
         if attrs["can_be_generated_by_llm"] and not attrs["llm_instructions_md"] and not attrs["llm_instructions"]:
             raise serializers.ValidationError(
                 {"llmInstructionsMd": ["is required when canBeGeneratedByLlm is true (or give llmInstructions)"]}
@@ -148,7 +148,7 @@ class TagDefinitionSerializer(serializers.Serializer):
 
 
 def complete_older_form(data: Mapping[str, Any]) -> dict[str, Any]:
-    """SPEC.md's earlier form (`llmInstructions` + boolean `enabled`) completed per CONTRACT §5."""
+    """The older form (`llmInstructions` + boolean `enabled`), completed (docs/api.md, "Tag definitions")."""
     enabled = data.get("enabled")
     if not isinstance(enabled, bool):
         raise serializers.ValidationError({"enabled": ["must be true or false (older form; the current form uses status)"]})
@@ -184,7 +184,7 @@ def render_many(definitions: list[TagDefinition], *, include_instructions: bool)
 
 
 def _with_stage(item: Any) -> Any:
-    """CONTRACT §8 / SPEC.md: `{{stage}}` in a web component `url` becomes this deployment's stage."""
+    """docs/api.md, "Infrastructure-as-code batches": `{{stage}}` in a web component `url` becomes this deployment's stage."""
     if not isinstance(item, dict):
         return item
     component = (item.get("widget") or {}).get("webComponent") if isinstance(item.get("widget"), dict) else None
@@ -253,7 +253,7 @@ class TagDefinitionSearchRequestSerializer(serializers.Serializer):
 
 @extend_schema_field(OpenApiTypes.STR)
 class TimestampField(serializers.Field):
-    """CONTRACT §8: a string or a number."""
+    """A string or a number (docs/api.md, "Infrastructure-as-code batches")."""
 
     def to_internal_value(self, data: Any) -> str:
         if isinstance(data, bool) or not isinstance(data, str | int | float):

@@ -83,7 +83,7 @@ def _delete(definitions: Iterable[TagDefinition], *, user_id: str) -> int:
 
 
 def tag_upsert(*, definition: dict[str, Any], user_id: str) -> TagDefinition:
-    """Create or replace the definition (scope, tag) (SPEC.md `POST /api/chat-admin/tagdef`).
+    """Create or replace the definition (scope, tag) (`POST /api/chat-admin/tagdef`).
 
     `createDate`/`createdBy` are set on creation and kept; `lastUpdate`/`lastUpdatedBy` refreshed
     on every write. An IaC `groupId` stays: the group's next batch still owns the definition.
@@ -95,7 +95,7 @@ def tag_upsert(*, definition: dict[str, Any], user_id: str) -> TagDefinition:
 
 
 def tag_delete(*, scope: str, tag: str, user_id: str) -> None:
-    """Delete for good (SPEC.md: permanent; the model stops using the tag at once)."""
+    """Delete for good (permanent; the model stops using the tag at once)."""
     with transaction.atomic():
         deleted = _delete(TagDefinition.objects.select_for_update().filter(scope=scope, tag=tag), user_id=user_id)
         if not deleted:
@@ -112,7 +112,7 @@ def tags_delete(*, ids: Iterable[int], user_id: str) -> int:
 
 
 def tags_set_status(*, ids: Iterable[int], status: TagStatus | str, user_id: str) -> int:
-    """Move definitions to `status` (SPEC.md "States and transitions"; every move is allowed,
+    """Move definitions to `status` (docs/api.md, "Tag definitions"; every move is allowed,
     including out of `retired`: an operator un-retires on purpose)."""
     with transaction.atomic():
         now, changed = timezone.now(), 0
@@ -140,7 +140,7 @@ class DeployResult:
 def tags_deploy(
     *, definitions: list[dict[str, Any]], group_id: str, user_id: str, timestamp: str | None = None, dry_run: bool = False
 ) -> DeployResult:
-    """Apply an IaC batch (CONTRACT §8): every member is upserted with `group_id`; members of that
+    """Apply an IaC batch (docs/api.md, "Infrastructure-as-code batches"): every member is upserted with `group_id`; members of that
     group missing from the batch are deleted; all of it in one transaction. A definition of the
     same (scope, tag) outside the group joins the group: the batch now owns it."""
     keys = {(item["scope"], item["tag"]) for item in definitions}

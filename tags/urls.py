@@ -1,4 +1,4 @@
-"""SPEC.md / CONTRACT §5, §8 paths of tag definitions, written out literally."""
+"""The paths of docs/api.md "Tag definitions", written out literally."""
 
 from django.urls import path
 

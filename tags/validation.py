@@ -1,5 +1,5 @@
-"""Validation rules of the JSON parts of a tag definition (SPEC.md "Validation rules for tag
-definitions", "Widget object", "Rendering contexts"; CONTRACT §5).
+"""Validation rules of the JSON parts of a tag definition (docs/api.md, "Tag definitions";
+docs/widgets.md, "Widget kinds").
 
 Each `clean_*` function takes a wire value and returns its canonical form, or raises DRF's
 ValidationError whose detail is nested like the value, so the envelope names the exact field
@@ -27,7 +27,7 @@ BUILT_IN_TYPES = ("chart", "image", "prompt")
 ENCODINGS = ("gzip", "gzip+base64", "none")
 RENDERING_CONTEXTS = ("inline", "canvas", "dialog", "spotlight", "static", "hero")
 
-# Options SPEC.md lists per context. inline, canvas and dialog have none shown beyond `enabled`,
+# Options per context. inline, canvas and dialog have none shown beyond `enabled`,
 # so their other keys are kept as given for the client runtime.
 _BOOLEAN = "boolean"
 _NUMBER = "number"
@@ -143,7 +143,7 @@ def custom_element_name_problem(name: Any) -> str | None:
 
 
 def clean_widget(value: Any) -> dict[str, Any]:
-    """Rule 4 and the widget variants (SPEC.md "Widget object")."""
+    """The widget type and its variants (docs/widgets.md, "Widget kinds")."""
     if not isinstance(value, dict):
         raise _fail((), "must be an object with a type")
     widget_type = value.get("type")
@@ -215,8 +215,8 @@ def _check_store(store: dict[str, Any], path: tuple[str, ...]) -> None:
 
 
 def clean_rendering_contexts(value: Any) -> dict[str, dict[str, Any]]:
-    """Both shapes of SPEC.md in, one out: the object form `{"inline": {"enabled": true}, ...}`
-    (a boolean `x` becomes `{"enabled": x}`), keys in SPEC.md's order."""
+    """Both shapes in, one out: the object form `{"inline": {"enabled": true}, ...}`
+    (a boolean `x` becomes `{"enabled": x}`), keys in the documented order."""
     if not isinstance(value, dict):
         raise _fail((), f"must be an object keyed by rendering context ({_listing(RENDERING_CONTEXTS)})")
     unknown = [key for key in value if key not in RENDERING_CONTEXTS]
@@ -280,7 +280,7 @@ def _check_sizing(sizing: Any, path: tuple[str, ...]) -> None:
 
 
 def clean_instruction_items(value: Any) -> list[dict[str, Any]]:
-    """SPEC.md TagInstructionForLlm items: `{type: 'line', text}` or `{type: 'block', title, lines}`."""
+    """TagInstructionForLlm items: `{type: 'line', text}` or `{type: 'block', title, lines}`."""
     if not isinstance(value, list):
         raise _fail((), "must be a list of instruction items ({type: 'line', text} or {type: 'block', title, lines})")
     items: list[dict[str, Any]] = []

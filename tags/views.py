@@ -1,5 +1,5 @@
-"""Admin API and Chat API of tag definitions (SPEC.md "Tag definitions", "Search enabled tag
-definitions"; CONTRACT §5, §8, §10). The views parse, call a service or selector, and render."""
+"""Admin API and Chat API of tag definitions (docs/api.md, "Tag definitions",
+"Rate limits"). The views parse, call a service or selector, and render."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ _SEARCH_RESPONSE = envelope(
 class TagDefinitionAdminViewSet(AdminApiViewSet):
     """`/api/chat-admin/tagdef` and its search, cache clearing and IaC batch."""
 
-    rate_scope = "tagdef-admin"  # CONTRACT §10: 100 per minute, more specific than the Admin API's
+    rate_scope = "tagdef-admin"  # docs/api.md, "Rate limits": 100 per minute, more specific than the Admin API's
     admin_denied_message = "insufficient permissions to manage tag definitions: admin privileges are required"
 
     @extend_schema(
@@ -111,7 +111,7 @@ class TagDefinitionAdminViewSet(AdminApiViewSet):
 class TagDefinitionChatViewSet(ApiViewSet):
     """`POST /api/chat/tagdef/search`: any authenticated user; enabled definitions only."""
 
-    rate_scope = "tagdef-chat"  # CONTRACT §10: 1000 per minute, more specific than the Chat API's
+    rate_scope = "tagdef-chat"  # docs/api.md, "Rate limits": 1000 per minute, more specific than the Chat API's
 
     @extend_schema(
         request=TagDefinitionSearchRequestSerializer,

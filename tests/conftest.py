@@ -112,7 +112,7 @@ def anon_client() -> APIClient:
 
 
 def assert_error(response: Any, status: int, code: str | None = None, *, mentions: str | None = None) -> dict[str, Any]:
-    """The response is SPEC.md's failure envelope with this status (and code, and wording)."""
+    """The response is the failure envelope with this status (and code, and wording)."""
     body = response.json()
     assert response.status_code == status, body
     assert body["success"] is False, body

@@ -185,7 +185,7 @@ def web_component(**component: Any) -> dict[str, Any]:
 
 
 def tool_payload(execution_type: str = "inline", **overrides: Any) -> dict[str, Any]:
-    """A valid create payload (SPEC.md wire shape) of the given execution type."""
+    """A valid create payload (the API's wire shape) of the given execution type."""
     payload: dict[str, Any] = {
         "toolId": "weather@1",
         "executionType": execution_type,

@@ -1,4 +1,4 @@
-"""The `functionArn` rule of `function` tools (SPEC.md Errors): a valid resource name of an existing
+"""The `functionArn` rule of `function` tools (docs/api.md, "Tools"): a valid resource name of an existing
 function that carries the tag `agent-tool` = true.
 
 Two kinds of names: `local:<name>` (the project's registry, tools.registry) and

@@ -1,4 +1,4 @@
-"""Tool definitions (SPEC.md ToolDefinition): a callable an agent may offer its model."""
+"""Tool definitions (docs/api.md, "Tools"): a callable an agent may offer its model."""
 
 from __future__ import annotations
 

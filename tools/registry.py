@@ -1,4 +1,4 @@
-"""The registry of local Python functions a `function` tool may name as `local:<name>` (CONTRACT §7).
+"""The registry of local Python functions a `function` tool may name as `local:<name>` (docs/api.md, "Tools").
 
 It is the embedded stand-in for a serverless platform: a function registers with its tags, and
 as for AWS Lambda only functions tagged `agent-tool` = true may back a tool. The registry is filled
@@ -51,7 +51,7 @@ class LocalFunction:
         return f"local:{self.name}"
 
     def function_definition(self) -> dict[str, Any]:
-        """SPEC.md FunctionDefinition for a tool's `functionSchema`."""
+        """The FunctionDefinition for a tool's `functionSchema`."""
         return {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}
 
 

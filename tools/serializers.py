@@ -1,4 +1,4 @@
-"""Wire shapes of tool definitions: SPEC.md's camelCase names mapped to the model's snake_case.
+"""Wire shapes of tool definitions: the wire's camelCase names mapped to the model's snake_case.
 
 `ToolSerializer` is the one place the names are mapped, in both directions: it renders a stored
 tool (with `auth.clientSecret` redacted and no cached token), and `model_values` /
@@ -73,7 +73,7 @@ class AccessRulesField(serializers.JSONField):
 
 
 class ToolSerializer(serializers.Serializer):
-    """SPEC.md ToolDefinition as every endpoint returns it. Only the variant fields of the tool's
+    """ToolDefinition as every endpoint returns it (docs/api.md, "Tools"). Only the variant fields of the tool's
     `executionType` appear; optional fields that are unset are left out."""
 
     toolId = serializers.CharField(source="tool_id", help_text="<name>@<version>, e.g. weather@2")
@@ -113,7 +113,7 @@ class ToolSerializer(serializers.Serializer):
 
     @extend_schema_field(McpAuthSerializer(required=False))
     def get_auth(self, tool: ToolDefinition) -> dict[str, str] | None:
-        # The secret and the cached token never leave the service (SPEC.md Authentication 5).
+        # The secret and the cached token never leave the service (docs/api.md, "Tools").
         if not tool.auth:
             return None
         return {"clientId": tool.auth.get("clientId", ""), "clientSecret": REDACTED, "tokenUrl": tool.auth.get("tokenUrl", "")}

@@ -19,7 +19,7 @@ _UPSERT_ATTEMPTS = 3
 
 
 def _merged(existing: ToolDefinition | None, changes: Mapping[str, Any]) -> dict[str, Any]:
-    """The whole definition an upsert asks for: `changes` over the stored definition (SPEC.md:
+    """The whole definition an upsert asks for: `changes` over the stored definition (docs/api.md, "Tools":
     an update holds toolId and only the changed fields; `null` clears an optional field)."""
     if existing is None:
         return dict(changes)
@@ -76,7 +76,7 @@ def tool_check(*, tool: Mapping[str, Any]) -> dict[str, Any]:
 def tool_upsert(*, tool: Mapping[str, Any], user_id: str) -> ToolDefinition:
     """Create the tool when its toolId is new, else merge the given fields onto the stored one.
 
-    createdBy is set once; lastModifiedBy and updatedAt on every write (CONTRACT §5: from the
+    createdBy is set once; lastModifiedBy and updatedAt on every write (docs/api.md, "Who may read what": from the
     request's userId). Raises ToolInvalid (400) naming every broken rule; nothing is written then.
     """
     tool_id = _tool_id_of(tool)

@@ -1,4 +1,4 @@
-"""The tools a turn offers the model (CONTRACT §7), as chatplatform.llm ToolSpecs.
+"""The tools a turn offers the model (docs/api.md, "Tools in a turn"), as chatplatform.llm ToolSpecs.
 
 For each tool id of the agent, after rollout `toolOverrides` swapped it: a tool that is missing,
 `retired`, or denied to this user by its own `accessRules` is not offered; otherwise every
@@ -7,7 +7,7 @@ ParameterDefinitions translated to JSON Schema. A call
 
 1. checks the model's arguments against that schema before anything runs (a mismatch is an error
    result naming the argument and the rule; `null` for an optional parameter counts as absent),
-2. runs the executor of the tool's `executionType` with the CONTRACT §7 event, bounded by the
+2. runs the executor of the tool's `executionType` with the event of docs/api.md "Tools in a turn", bounded by the
    tool's `executionTimeout`,
 3. refuses a result whose JSON is over CHAT_TOOL_RESULT_MAX_BYTES,
 4. records a ToolTrace (arguments and result truncated to CHAT_TOOL_TRACE_MAX_CHARS).
@@ -143,7 +143,7 @@ def _object_schema(parameters: Any) -> dict[str, Any]:
 
 
 def parameters_json_schema(function: Mapping[str, Any]) -> dict[str, Any]:
-    """SPEC.md FunctionDefinition.parameters → the JSON Schema of the tool's arguments object."""
+    """FunctionDefinition.parameters → the JSON Schema of the tool's arguments object."""
     return {"type": "object", **_object_schema(function.get("parameters"))}
 
 
@@ -249,7 +249,7 @@ class _Runnable:
     def of(cls, tool: ToolDefinition) -> _Runnable:
         auth = None
         if isinstance(tool.auth, Mapping):
-            # Only the credentials: a stored auth.token (the spec's cache field) is not used.
+            # Only the credentials: a stored auth.token (a cache field of the definition) is not used.
             auth = {key: tool.auth.get(key) for key in ("clientId", "clientSecret", "tokenUrl")}
         return cls(
             tool_id=tool.tool_id,
@@ -279,7 +279,7 @@ class _Runnable:
         raise ToolError(f"tool {self.tool_id} has an unknown executionType {self.execution_type!r}")
 
 
-# A widget tag in text: `<scope.tag ...>`, `</scope.tag>` or `<scope.tag .../>` (CONTRACT §7).
+# A widget tag in text: `<scope.tag ...>`, `</scope.tag>` or `<scope.tag .../>` (docs/api.md, "The system prompt").
 _TAG = re.compile(r"</?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)(?:\s[^<>]*)?/?>")
 
 
@@ -451,7 +451,7 @@ def build_toolset(
                 continue
             name = function["name"]
             if name in toolset.tool_ids:
-                # The agent write refuses this (CONTRACT §7); overrides can still bring it about.
+                # The agent write refuses this (docs/api.md, "Agents"); overrides can still bring it about.
                 toolset.skipped[tool_id] = f"function {name} is already offered by {toolset.tool_ids[name]}"
                 logger.warning("tool %s: function %s is already offered by %s", tool_id, name, toolset.tool_ids[name])
                 continue

@@ -1,4 +1,4 @@
-"""SPEC.md paths of tool definitions (Admin API, Tools), written out literally."""
+"""The paths of docs/api.md "Tools", written out literally."""
 
 from django.urls import path
 

@@ -1,7 +1,7 @@
-"""The rules of a tool definition (SPEC.md ToolDefinition, Errors, Limits, Versioning 4; CONTRACT §5).
+"""The rules of a tool definition (docs/api.md, "Tools", "Limits").
 
 `clean_tool` is the one place they live: the Admin API and the Django admin form both reach it
-through tools.services, so a rule enforced in one is enforced in the other. It works on SPEC.md's
+through tools.services, so a rule enforced in one is enforced in the other. It works on the API's
 wire shape (camelCase) of a *whole* definition (an update is merged onto the stored one first) and
 reports every broken rule at once, each naming its field path (`functionSchema[0].parameters.city.type`).
 """
@@ -24,10 +24,10 @@ from tools.function_refs import FunctionRefError, check_function_arn
 from tools.inline_code import InvalidCode, check_function_expression
 from tools.models import ExecutionType, LifecycleStatus, TestType
 
-NAME_PATTERN = re.compile(r"([0-9a-zA-Z][_-]?){1,100}")  # SPEC.md; matched whole (fullmatch)
-NAME_MAX_LENGTH = 100  # CONTRACT §5: the pattern alone would allow 200
+NAME_PATTERN = re.compile(r"([0-9a-zA-Z][_-]?){1,100}")  # docs/api.md, "Limits"; matched whole (fullmatch)
+NAME_MAX_LENGTH = 100  # docs/api.md, "Limits": the pattern alone would allow 200
 DISPLAY_NAME_MAX_LENGTH = 200
-DESCRIPTION_LIMIT = 500  # SPEC.md Limits: fewer than 500 characters
+DESCRIPTION_LIMIT = 500  # docs/api.md, "Limits": fewer than 500 characters
 DEFAULT_EXECUTION_TIMEOUT = 30
 MAX_EXECUTION_TIMEOUT = 900  # a tool call holds a turn open; 15 minutes is the ceiling (also Lambda's)
 MAX_VERSION = 2_147_483_647
@@ -59,7 +59,7 @@ VARIANT_FIELDS: dict[str, tuple[str, ...]] = {
     ExecutionType.MCP: ("url", "auth"),
     ExecutionType.INLINE: ("code",),
 }
-# Set by the service (CONTRACT §5: stamps sent by clients are ignored), so a GET result can be sent back.
+# Set by the service (docs/api.md, "Who may read what": stamps sent by clients are ignored), so a GET result can be sent back.
 SERVICE_FIELDS = ("createdBy", "lastModifiedBy", "createdAt", "updatedAt")
 KNOWN_FIELDS = frozenset(COMMON_FIELDS + SERVICE_FIELDS + tuple(f for fields in VARIANT_FIELDS.values() for f in fields))
 
@@ -259,7 +259,7 @@ class _Checker:
         if status not in LifecycleStatus.values:
             self.fail("lifecycle.status", f"must be one of {', '.join(LifecycleStatus.values)}")
         elif previous_status == LifecycleStatus.RETIRED and status != LifecycleStatus.RETIRED:
-            # SPEC.md leaves transitions open: retired is final (docs/decisions: tools lifecycle).
+            # Retired is final (docs/api.md, "Tools"; docs/decisions.md, "Tools").
             self.fail("lifecycle.status", "a retired tool cannot be reactivated; create a new version")
         out: dict[str, Any] = {"status": status}
         if value.get("deprecationDate") is not None:

@@ -1,4 +1,4 @@
-"""Admin API of tool definitions (SPEC.md Endpoints, Admin API, Tools). Views parse, call a
+"""Admin API of tool definitions (docs/api.md, "Tools"). Views parse, call a
 service or selector, and render; every rule lives in tools.validation."""
 
 from __future__ import annotations

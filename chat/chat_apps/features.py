@@ -1,4 +1,4 @@
-"""Feature configuration (SPEC.md features, CONTRACT §6): the shape check of a `features` object
+"""Feature configuration (docs/api.md, "Features"): the shape check of a `features` object
 and the merge of the site-wide configuration with a chat app's.
 
 Plain Python with no Django or API imports, so that chat apps (Admin API and Django admin), the
@@ -83,7 +83,7 @@ def _check_entity(value: Any) -> None:
     _enabled(value, "entity")
     _optional_string(value, "attributeName", "entity")
     _optional_string(value, "displayNameSingular", "entity")
-    # SPEC.md rule 2 of directives: the entity is read from the user's custom data at this name.
+    # The entity is read from the user's custom data at this name.
     if value["enabled"] and not value.get("attributeName"):
         raise InvalidFeatures("entity.attributeName", "is required when the entity feature is enabled")
 
@@ -109,7 +109,7 @@ def _check_file_upload(value: Any) -> None:
 
 
 def _check_suggestions(value: Any) -> None:
-    """`{enabled, suggestions: [string], randomize?, maxToShow?}` (CONTRACT §6)."""
+    """`{enabled, suggestions: [string], randomize?, maxToShow?}` (docs/api.md, "Features")."""
     _enabled(value, "suggestions")
     items = value.get("suggestions")
     if items is not None and (not isinstance(items, list) or not all(isinstance(item, str) and item.strip() for item in items)):
@@ -313,7 +313,7 @@ def is_enabled(features: dict[str, Any], name: str) -> bool:
 
 
 def resolve_features(*, site: dict[str, Any], app: dict[str, Any]) -> dict[str, Any]:
-    """The features in force for a chat app (CONTRACT §6). Both inputs are already valid.
+    """The features in force for a chat app (docs/api.md, "Features"). Both inputs are already valid.
 
     - `tags`: enabled only when enabled site-wide AND in the app. `tagsEnabled` and `tagsDisabled`
       are the app's; `tagsProhibited` is the site's plus any the app adds (it can only narrow).

@@ -22,7 +22,7 @@ class ChatAppMode(models.TextChoices):
 class ChatApp(models.Model):
     """A chat experience: the agent it talks to, who may use it, and its feature configuration.
 
-    Access (CONTRACT §5): `userTypes` and `userRoles` are each a rule that an empty list passes;
+    Access (docs/api.md, "Chat apps"): `userTypes` and `userRoles` are each a rule that an empty list passes;
     `applyRulesAs` combines them. Deleting the agent is refused while a chat app uses it.
     """
 

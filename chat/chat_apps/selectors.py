@@ -32,7 +32,7 @@ def chat_apps_search(*, chat_app_ids: Iterable[str] | None) -> QuerySet[ChatApp]
 
 
 def chat_app_usable_by(app: ChatApp, user: ChatUser) -> bool:
-    """Whether `user` may use `app` (CONTRACT §5; converse answers 403 when not).
+    """Whether `user` may use `app` (docs/api.md, "Chat apps"; converse answers 403 when not).
 
     The app must be enabled. A non-empty `userTypes` is a rule that holds when it contains the
     user's type; a non-empty `userRoles` one that holds when it shares a role with the user; an
@@ -76,5 +76,5 @@ def chat_app_for_use(*, chat_app_id: str, user: ChatUser) -> ChatApp:
 
 
 def chat_app_features(app: ChatApp) -> dict[str, Any]:
-    """The features in force in a chat app: the site's and the app's, resolved (CONTRACT §6)."""
+    """The features in force in a chat app: the site's and the app's, resolved (docs/api.md, "Features")."""
     return resolve_features(site=settings.CHAT_SITE_FEATURES, app=app.features or {})

@@ -15,7 +15,7 @@ from chat.users.models import UserType
 from chatplatform.api.fields import StrictBooleanField
 from chatplatform.api.schema import documented
 
-# --- chat apps (CONTRACT §5) -----------------------------------------------------------------
+# --- chat apps (docs/api.md, "Chat apps") -----------------------------------------------------
 
 CHAT_APP_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 # Sent back by clients that post a chat app they read; the service owns them.
@@ -63,7 +63,7 @@ def _check_modes(value: Any) -> None:
     _distinct_choices(value, ChatAppMode.values)
 
 
-# A plain string is taken as the text of these, enabled (CONTRACT §6).
+# A plain string is taken as the text of these, enabled (docs/api.md, "Features").
 TEXT_FEATURES = ("promptInputFieldLabel", "chatDisclaimerNotice")
 
 
@@ -128,7 +128,7 @@ def validate_chat_app(data: Any, *, existing: ChatApp | None) -> dict[str, Any]:
 
 
 class ChatAppSerializer(serializers.ModelSerializer):
-    """ChatApp as CONTRACT §5 lists its fields."""
+    """ChatApp as docs/api.md "Chat apps" lists its fields."""
 
     chatAppId = serializers.CharField(source="chat_app_id")
     agentId = serializers.CharField(source="agent_id")

@@ -16,7 +16,7 @@ from chatplatform import audit
 from chatplatform.api.errors import Code, NotFound
 from tools.models import ToolDefinition
 
-# SPEC.md Limits: test agents and tools (`testType: mock`) are deleted after one day.
+# docs/api.md, "Limits": test agents and tools (`testType: mock`) are deleted after one day.
 MOCK_RECORD_LIFETIME = timedelta(days=1)
 
 
@@ -30,7 +30,7 @@ def _chat_app_write(existing: ChatApp | None, data: dict[str, Any], *, user_id: 
         fields = validate_chat_app(data, existing=existing)
     except serializers.ValidationError as exc:
         if exc.get_codes() == {"agentId": [AGENT_NOT_FOUND]}:
-            # Sound in itself, naming an agent that is not there: INVALID_AGENT_ID (SPEC.md), 404 as elsewhere.
+            # Sound in itself, naming an agent that is not there: INVALID_AGENT_ID, 404 as elsewhere.
             # The codes above give the detail's shape: {"agentId": [the one error]}.
             raise NotFound(f"chatApp.agentId: {exc.detail['agentId'][0]}", code=Code.INVALID_AGENT_ID) from None  # type: ignore[index, call-overload]
         raise serializers.ValidationError({"chatApp": exc.detail})

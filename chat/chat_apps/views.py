@@ -27,7 +27,7 @@ _ChatAppsResponse = envelope("ChatAppsResponse", chatApps=ChatAppSerializer(many
 
 
 class ChatAppAdminViewSet(AdminApiViewSet):
-    """`/api/chat-admin/chat-app`, `/chat-app/{chatAppId}`, `/chat-apps/search` (CONTRACT §5)."""
+    """`/api/chat-admin/chat-app`, `/chat-app/{chatAppId}`, `/chat-apps/search` (docs/api.md, "Chat apps")."""
 
     @extend_schema(
         operation_id="chat_app_upsert",
@@ -62,7 +62,7 @@ class ChatAppAdminViewSet(AdminApiViewSet):
 
 
 class ChatAppViewSet(ApiViewSet):
-    """`GET /api/chat/chat-apps`: the chat apps a user may use (CONTRACT §5)."""
+    """`GET /api/chat/chat-apps`: the chat apps a user may use (docs/api.md, "Chat apps")."""
 
     @extend_schema(operation_id="chat_apps_for_user", parameters=[ChatAppsForUserQuerySerializer], responses=_ChatAppsResponse)
     def list_for_user(self, request: Request) -> Response:

@@ -9,6 +9,7 @@ admission (chat.users.authentication.user_for_cookie), so the view itself is CSR
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import orjson
@@ -20,6 +21,7 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 
 from chat import turn
+from chat.turn.events import SSE_HEARTBEAT_SECONDS
 from chat.users.authentication import bearer_token
 from chatplatform.api import bodies
 from chatplatform.api.exceptions import handle
@@ -66,10 +68,7 @@ class DoorView(View):
     def stream(self, events: turn.Reader, budget: Budget | None) -> StreamingHttpResponse:
         """The events as Server-Sent Events. Leaving early (the client went away) only stops the
         writing: the turn runs on."""
-        response = StreamingHttpResponse(turn.sse_chunks(events), content_type="text/event-stream")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"  # nginx passes the events through as they come
-        return self.headed(response, budget)
+        return self.headed(sse_response(turn.sse_chunks(events)), budget)
 
     def body(self, request: HttpRequest) -> bytes:
         """The request's body; 413 past the API's limit (Django bounds it)."""
@@ -84,6 +83,35 @@ class DoorView(View):
 
     async def http_method_not_allowed(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]
         return self.refuse(exceptions.MethodNotAllowed(request.method or ""))
+
+
+def sse_response(chunks: AsyncIterator[bytes]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(chunks, content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx passes the events through as they come
+    return response
+
+
+async def rendered_sse(reader: turn.Reader, render: Callable[[turn.TurnEvent], tuple[bytes, bool]]) -> AsyncIterator[bytes]:
+    """A turn's events as a door's Server-Sent Events: `render(event)` gives an event's bytes and
+    whether they end the door's stream (a door ends at `done`, not after the title that may follow).
+    What is waiting goes in one chunk; a heartbeat comment when quiet. Leaving early only stops the
+    writing: the turn runs on."""
+    try:
+        while (events := await reader.batch(SSE_HEARTBEAT_SECONDS)) is not None:
+            if not events:
+                yield b": heartbeat\n\n"
+                continue
+            chunks = []
+            for event in events:
+                chunk, last = render(event)
+                chunks.append(chunk)
+                if last:
+                    yield b"".join(chunks)
+                    return
+            yield b"".join(chunks)
+    finally:
+        reader.close()
 
 
 def wants_events(request: HttpRequest) -> bool:

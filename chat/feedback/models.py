@@ -26,7 +26,7 @@ class FeedbackSeverity(models.TextChoices):
 
 
 class FeedbackType(models.TextChoices):
-    """The reference system's 27 feedback types, exactly (CONTRACT §5)."""
+    """The reference system's 27 feedback types, exactly (docs/api.md, "Feedback")."""
 
     USER_THUMBS_UP = "user_thumbs_up", "User thumbs up"
     USER_THUMBS_DOWN = "user_thumbs_down", "User thumbs down"
@@ -110,7 +110,7 @@ class ChatSessionFeedback(models.Model):
 
 
 class FeedbackComment(models.Model):
-    """An internal comment of the team on a feedback record (CONTRACT §5: `internalComments`).
+    """An internal comment of the team on a feedback record (docs/api.md, "Feedback": `internalComments`).
     Rows of their own, not JSON, so session search filters on their type, status and author by index."""
 
     comment_id = models.CharField("commentId", max_length=128, primary_key=True, default=_feedback_id)

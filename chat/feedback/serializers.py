@@ -25,7 +25,7 @@ from chatplatform.api.fields import StrictBooleanField
 
 
 class InternalCommentSerializer(serializers.Serializer):
-    """An internal comment (CONTRACT §5). On writes `userId` and `createdOn` are the service's
+    """An internal comment (docs/api.md, "Feedback"). On writes `userId` and `createdOn` are the service's
     stamps (a comment naming an existing commentId keeps its own); `comment` is required."""
 
     REFUSES_UNKNOWN_FIELDS = True
@@ -56,7 +56,7 @@ class InternalCommentSerializer(serializers.Serializer):
 
 
 class FeedbackSerializer(serializers.Serializer):
-    """ChatSessionFeedback (CONTRACT §5). Read it with `internal_comments` prefetched."""
+    """ChatSessionFeedback (docs/api.md, "Feedback"). Read it with `internal_comments` prefetched."""
 
     feedbackId = serializers.CharField()
     sessionId = serializers.UUIDField()
@@ -125,7 +125,7 @@ class ChatFeedbackCreateSerializer(FeedbackCreateSerializer):
 
 
 class FeedbackUpdateSerializer(serializers.Serializer):
-    """ChatSessionFeedbackForUpdate: the feedback's id and what an update may change (CONTRACT §5):
+    """ChatSessionFeedbackForUpdate: the feedback's id and what an update may change (docs/api.md, "Feedback"):
     status, severity, type, userComment, internalComments (the whole list, in order). Other fields
     of the record may be sent back as read; they are left as they are."""
 

@@ -14,9 +14,9 @@ from chat.webhooks import delivery as webhooks
 from chat.webhooks.models import WebhookEvent
 from chatplatform.api.errors import InvalidRequest, NotFound
 
-# --- Feedback (CONTRACT §5) ---------------------------------------------------------------------
+# --- Feedback (docs/api.md, "Feedback") -----------------------------------------------------------
 
-# The author of the feedback the insights analysis creates (CONTRACT §5).
+# The author of the feedback the insights analysis creates (docs/api.md, "Session insights").
 AI_FEEDBACK_USER = "ai-feedback-user"
 
 
@@ -89,7 +89,7 @@ def feedback_create(
     return feedback
 
 
-# CONTRACT §5: what an update may change.
+# What an update may change (docs/api.md, "Feedback").
 FEEDBACK_UPDATABLE = frozenset({"status", "severity", "type", "user_comment"})
 
 
@@ -97,7 +97,7 @@ def feedback_update(
     *, feedback_id: str, changes: dict[str, Any], internal_comments: list[dict[str, Any]] | None = None, acting_user_id: str = ""
 ) -> ChatSessionFeedback:
     """Change status, severity, type, user comment and (given) the internal comments of a feedback
-    record, nothing else (CONTRACT §5); 404 NOT_FOUND when absent."""
+    record, nothing else (docs/api.md, "Feedback"); 404 NOT_FOUND when absent."""
     unknown = set(changes) - FEEDBACK_UPDATABLE
     if unknown:
         raise ValueError(f"not updatable: {sorted(unknown)}")

@@ -1,4 +1,4 @@
-"""Rules of the files people attach to messages (issue 21): which types a chat app takes, what a
+"""Rules of the files people attach to messages (docs/api.md, "Files attached to messages"): which types a chat app takes, what a
 file's bytes must look like for its type, and how a file reaches a model (text as text, images
 as image input). No database access here: chat.services stores files, chat.selectors reads them.
 """

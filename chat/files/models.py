@@ -1,4 +1,4 @@
-"""Files users attach to messages (docs/api.md, "Files")."""
+"""Files users attach to messages (docs/api.md, "Files attached to messages")."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from chat.users.models import ChatUser
 
-# --- Files attached to messages (issue 21) ------------------------------------------------------
+# --- Files attached to messages -----------------------------------------------------------------
 
 
 class ChatFile(models.Model):

@@ -12,7 +12,7 @@ from chat.files.models import ChatFile
 from chat.users.models import ChatUser
 from chatplatform.api.errors import InvalidRequest, NotFound
 
-# --- files attached to messages (issue 21) ---------------------------------------------------------
+# --- files attached to messages --------------------------------------------------------------------
 
 
 def file_get(*, file_id: Any, user: ChatUser) -> ChatFile:

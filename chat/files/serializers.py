@@ -1,4 +1,4 @@
-"""Files' wire shapes (docs/api.md, "Files")."""
+"""Files' wire shapes (docs/api.md, "Files attached to messages")."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from chat.files.models import ChatFile
 from chat.users.models import ChatUser
 from chatplatform.api.errors import ApiError, InvalidRequest
 
-# --- Files attached to messages (issue 21) ----------------------------------------------------------
+# --- Files attached to messages ---------------------------------------------------------------------
 
 
 def _file_name(name: str) -> str:

@@ -1,4 +1,4 @@
-"""`/api/chat/files`: upload, read and download a file, by its owner only (docs/api.md, "Files")."""
+"""`/api/chat/files`: upload, read and download a file, by its owner only (docs/api.md, "Files attached to messages")."""
 
 from __future__ import annotations
 

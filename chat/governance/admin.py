@@ -1,4 +1,4 @@
-"""The Django admin's users list, with erasure (docs/data.md, "Erasure"): the action and the delete
+"""The Django admin's users list, with erasure (docs/data.md, "Where it is, and what reaches it"): the action and the delete
 buttons both erase through `erase_user`, so the admin never leaves a deleted user's data behind.
 And the usage counters, read-only: who used how much, per day and month."""
 

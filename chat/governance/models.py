@@ -1,4 +1,4 @@
-"""Usage counters (docs/data.md, "Usage limits"): what each user's turns used per UTC day and
+"""Usage counters (docs/api.md, "Usage limits"): what each user's turns used per UTC day and
 calendar month, site-wide and per chat app, counted in the database so that every process agrees."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A person's data in one JSON document (docs/api.md, "Export"): what the Chat API would list for
+"""A person's data in one JSON document (docs/api.md, "Your data"): what the Chat API would list for
 them, all of it."""
 
 from __future__ import annotations

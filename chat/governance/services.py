@@ -190,7 +190,7 @@ def _cookie_sessions(user_id: str) -> list[str]:
 
 
 def erase_user(*, user_id: str, actor: str, dry_run: bool = False) -> dict[str, int]:
-    """Delete the user and everything of theirs (docs/data.md, "Erasure"): their sessions and all
+    """Delete the user and everything of theirs (docs/data.md, "Where it is, and what reaches it"): their sessions and all
     that goes with them, feedback and comments they wrote elsewhere, prefs, widget data, files,
     usage counters; end their browser sessions; rename them to their hash where an audit entry or
     an approval they decided names them. One audit entry, naming them by hash. 404 when unknown."""

@@ -1,4 +1,4 @@
-"""Session insights (CONTRACT §5): the analysis of a completed session by CHAT_INSIGHTS_MODEL.
+"""Session insights (docs/api.md, "Session insights"): the analysis of a completed session by CHAT_INSIGHTS_MODEL.
 
 The model gets the instructions below as its system prompt and the conversation as its prompt,
 and answers a JSON object inside `<json>…</json>` followed by a Markdown report. The JSON must
@@ -176,7 +176,7 @@ def transcript(session: ChatSession) -> str:
 
 
 def insights_enabled(app: ChatApp | None) -> bool:
-    """The chat app's `sessionInsights` feature, as resolved with the site's (CONTRACT §6)."""
+    """The chat app's `sessionInsights` feature, as resolved with the site's (docs/api.md, "Features")."""
     if app is None:
         return False
     feature = resolve_features(site=settings.CHAT_SITE_FEATURES, app=app.features or {}).get("sessionInsights")
@@ -352,7 +352,7 @@ _FEEDBACK_IDS = uuid.UUID("0b0e2a4c-3f1d-5c8e-9a7b-6d5e4c3b2a19")
 
 
 def _automatic_feedback(session: ChatSession, scoring: dict[str, Any]) -> None:
-    """CONTRACT §5's automatic feedback, by `ai-feedback-user`, on the session's last message."""
+    """The automatic feedback (docs/api.md, "Session insights"), by `ai-feedback-user`, on the session's last message."""
     assessments, metrics = scoring["assessments"], scoring["metrics"]
     findings = []
     if assessments["criticalIssuesPresent"] or assessments["requiresFollowup"] or assessments["escalationNeeded"]:

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from chat.sessions.models import ChatSession
 
-# --- Session insights (CONTRACT §5) ---------------------------------------------------------------
+# --- Session insights --------------------------------------------------------------------------------
 
 
 class AnalysisStatus(models.TextChoices):
@@ -22,7 +22,7 @@ class SessionInsight(models.Model):
     """The AI analysis of a session: the last valid record (`generated_at` set) and the state of the
     analysis under way. A failed analysis leaves the record as it was (never half-filled).
 
-    The record is stored as CONTRACT §5's shape in `scoring`; its facets are copied into columns,
+    The record is stored in its API shape (docs/api.md, "Session insights") in `scoring`; its facets are copied into columns,
     each indexed for the session search's insight filters."""
 
     session = models.OneToOneField(ChatSession, on_delete=models.CASCADE, primary_key=True, related_name="insight")

@@ -9,11 +9,11 @@ from rest_framework import serializers
 from chat.insights.models import SessionInsight
 from chat.sessions.serializers import _iso
 
-# --- insights (CONTRACT §5) -----------------------------------------------------------------------
+# --- insights ----------------------------------------------------------------------------------------
 
 
 class InsightsSerializer(serializers.Serializer):
-    """The session insights record (CONTRACT §5), or null while the session has none."""
+    """The session insights record (docs/api.md, "Session insights"), or null while the session has none."""
 
     model = serializers.CharField()
     version = serializers.CharField()

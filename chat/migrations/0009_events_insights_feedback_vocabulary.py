@@ -7,7 +7,7 @@ import uuid
 from django.db import migrations, models
 
 
-# Types stored before this migration → the reference's (CONTRACT §5). Where the new type says
+# Types stored before this migration → the reference's (docs/api.md, "Feedback"). Where the new type says
 # less than the old one, a comment keeps the old value, so nothing is lost.
 RENAMED = {
     'thumbs_up': 'user_thumbs_up',

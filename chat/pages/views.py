@@ -1,7 +1,7 @@
-"""The browser's pages (issue 21; CONTRACT §13): sign-in, the home page and the chat page.
+"""The browser's pages (README.md, "The chat page"): sign-in, the home page and the chat page.
 
 Django templates (templates/chat/) rendered with what the page needs at its first paint: the chat
-app, its resolved features (CONTRACT §6), the user, and the session a link names. Everything after
+app, its resolved features (docs/api.md, "Features"), the user, and the session a link names. Everything after
 that (sessions, messages, turns, feedback, files) the page's script does through the Chat API and
 the WebSocket, as any other frontend would. Each page carries a Content-Security-Policy: model
 output is sanitized before it reaches the DOM, and the policy is the second wall.
@@ -34,13 +34,13 @@ from chatplatform.api.errors import ApiError
 from tags.selectors import tags_usable_by
 from tags.serializers import render_many
 
-DEFAULT_INPUT_LABEL = "Message"  # CONTRACT §13: the input's accessible name when the feature is off or empty
+DEFAULT_INPUT_LABEL = "Message"  # docs/api.md, "Features": the input's accessible name when the feature is off or empty
 
 
 def page_csp(nonce: str) -> str:
     """The pages' Content-Security-Policy: scripts from this origin, the inline import map (by
-    nonce) and the origins of CHAT_WIDGET_SCRIPT_ORIGINS only (web components by `url`, CONTRACT
-    §13); styles from this origin; no plugin, no framing, no image from elsewhere (a model's
+    nonce) and the origins of CHAT_WIDGET_SCRIPT_ORIGINS only (web components by `url`,
+    docs/widgets.md); styles from this origin; no plugin, no framing, no image from elsewhere (a model's
     Markdown image pointing at another host would report who reads the answer)."""
     return "; ".join(
         [
@@ -108,7 +108,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _text_feature(features: dict[str, Any], name: str) -> str:
-    """A text feature (CONTRACT §6): a plain string, or `{enabled, <name>}`; "" when off or empty.
+    """A text feature (docs/api.md, "Features"): a plain string, or `{enabled, <name>}`; "" when off or empty.
     `chatDisclaimerNotice` keeps its text under `notice`."""
     value = features.get(name)
     if isinstance(value, str):

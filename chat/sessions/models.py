@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from chat.users.models import ChatUser
 
-# --- Sessions, messages, feedback (CONTRACT §5) -----------------------------------------------
+# --- Sessions, messages, feedback (docs/api.md, "Sessions") -------------------------------------
 
 
 class SessionStatus(models.TextChoices):
@@ -24,7 +24,7 @@ class InvocationMode(models.TextChoices):
 
 
 class TurnSource(models.TextChoices):
-    """Who sent a converse request (SPEC.md `source`)."""
+    """Who sent a converse request (`source`, docs/api.md "Converse")."""
 
     USER = "user", "User"
     COMPONENT_AS_USER = "component-as-user", "Component as user"
@@ -117,7 +117,7 @@ class ChatMessage(models.Model):
     execution_duration = models.PositiveIntegerField("executionDuration (ms)", null=True, blank=True)
     # {code, message} of an answer that failed midway; its text is what was streamed before (docs/faults.md).
     error = models.JSONField(null=True, blank=True)
-    # The knowledge base results the model was given, numbered as it cited them (CONTRACT §11).
+    # The knowledge base results the model was given, numbered as it cited them (docs/api.md, "Knowledge bases").
     citations = models.JSONField(null=True, blank=True)
     # Why the answer ended before the model finished it: "user" when its user stopped it (docs/api.md).
     stop_reason = models.CharField("stopReason", max_length=20, null=True, blank=True)

@@ -26,7 +26,7 @@ def session_uuid(session_id: Any) -> uuid.UUID:
 
 def session_get(*, session_id: Any, user_id: str | None = None, chat_app_id: str | None = None) -> ChatSession:
     """The session, or 404 INVALID_SESSION_ID; with `user_id` (or `chat_app_id`) another user's
-    (or app's) session is "not found" too, never a 403 that would confirm it exists (CONTRACT §3)."""
+    (or app's) session is "not found" too, never a 403 that would confirm it exists (docs/api.md, "Who may read what")."""
     sessions = ChatSession.objects.filter(pk=session_uuid(session_id))
     if user_id is not None:
         sessions = sessions.filter(user_id=user_id)
@@ -68,7 +68,7 @@ def sessions_for_user(*, user_id: str, chat_app_id: str | None, limit: int) -> l
 
 
 def session_messages(*, session: ChatSession, limit: int) -> list[ChatMessage]:
-    """The newest `limit` messages, oldest first (CONTRACT §5; index chatmessage_session_time)."""
+    """The newest `limit` messages, oldest first (docs/api.md, "Sessions"; index chatmessage_session_time)."""
     newest = list(ChatMessage.objects.filter(session=session).order_by("-timestamp")[:limit])
     newest.reverse()
     return newest

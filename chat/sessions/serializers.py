@@ -12,7 +12,7 @@ from chat.sessions.models import ChatMessage, ChatSession, MessageSource, Sessio
 from chat.sessions.traces import traces_for_users
 from chatplatform.api.fields import WholeNumberField
 
-# --- sessions, messages, feedback, converse (CONTRACT §5, SPEC.md "Send message") -------------
+# --- sessions, messages, feedback, converse (docs/api.md, "Sessions", "Converse") ---------------
 
 
 def _iso(value: Any) -> str | None:
@@ -31,7 +31,7 @@ class ChatMessageUsageSerializer(serializers.Serializer):
 
 
 class ChatSessionSerializer(serializers.Serializer):
-    """ChatSession as CONTRACT §5 lists its fields (token and cost totals included)."""
+    """ChatSession as docs/api.md "Sessions" lists its fields (token and cost totals included)."""
 
     sessionId = serializers.UUIDField()
     userId = serializers.CharField()
@@ -76,7 +76,7 @@ class ChatSessionSerializer(serializers.Serializer):
 
 
 class ChatMessageSerializer(serializers.Serializer):
-    """ChatMessage (CONTRACT §5). `traces` only where the context asks for them: `include_traces`
+    """ChatMessage (docs/api.md, "Sessions"). `traces` only where the context asks for them: `include_traces`
     "all" as stored (the Admin API), "users" without the reasons of failures (chat.sessions.traces)."""
 
     messageId = serializers.UUIDField()
@@ -97,7 +97,7 @@ class ChatMessageSerializer(serializers.Serializer):
         help_text="Only on an answer that failed midway: why. Its `message` is the text streamed before.",
     )
     citations = serializers.ListField(
-        child=serializers.DictField(), required=False, help_text="Only on an answer that searched knowledge bases (CONTRACT §11)."
+        child=serializers.DictField(), required=False, help_text="Only on an answer that searched knowledge bases."
     )
     stopReason = serializers.CharField(required=False, help_text='Only on an answer its user stopped: "user".')
     timestamp = serializers.DateTimeField()

@@ -9,6 +9,7 @@
                                             └─ Refused(error, budget): the transport answers it
 
     admission.py     the one way in, for every transport and credential
+    door.py          the same admission for the protocol doors (docs/doors.md), their refusals as DoorError
     prompt.py        what the model is told: features, system prompt, directive candidates, tools
     run.py           the turn's task: its steps, its failures, the lease on its session
     reply.py         the model and its tools: one streamed reply through the tool loop
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from chat.turn.admission import Admitted, BearerCaller, Caller, CookieCaller, Refused, SocketCaller, admit, admit_action
 from chat.turn.events import Turn, TurnEvent, TurnReader, collect, error_event, frame, sse_chunks
+from chat.turn.prompt import warm
 from chat.turn.replay import Reader, resume, stop
 from chat.turn.run import go_on, start, wait_for_running_turns
 
@@ -50,4 +52,5 @@ __all__ = [
     "start",
     "stop",
     "wait_for_running_turns",
+    "warm",
 ]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.http import HttpRequest
-from rest_framework import exceptions
+from rest_framework import exceptions, serializers
 
 from agents.access import agent_access
 from agents.selectors import agent_get
@@ -142,7 +142,7 @@ class Refused(Exception):
 
 
 async def admit(caller: Caller, body: bytes | str, content_type: str = "application/json") -> Admitted:
-    admitted = await on_db_thread(_admit)(caller, body, content_type, await _counted_early(caller))
+    admitted = await on_db_thread(_admit)(caller, body, content_type, await counted_early(caller))
     if admitted.claim.user_message is None and concurrent_turns(admitted.context.features) == "interrupt":
         # Queued behind a running turn: stop it, and this one runs once it has stored what it streamed.
         await replay.stop(admitted.claim.session_id)
@@ -152,10 +152,10 @@ async def admit(caller: Caller, body: bytes | str, content_type: str = "applicat
 async def admit_action(caller: Caller) -> Admission:
     """A request about a session (resume, stop, an approval's decision): the caller, authenticated
     and counted as a Chat API request, in one hop to the database thread."""
-    return await on_db_thread(admit_caller)(caller, await _counted_early(caller))
+    return await on_db_thread(admit_caller)(caller, await counted_early(caller))
 
 
-async def _counted_early(caller: Caller) -> ratelimit.Budget | None:
+async def counted_early(caller: Caller) -> ratelimit.Budget | None:
     """The caller's budget counted on the event loop when the caller is known without a read; None
     otherwise (counted on the database thread once known). 503 while the process shuts down."""
     if not inflight.accepting():
@@ -171,28 +171,32 @@ async def _counted_early(caller: Caller) -> ratelimit.Budget | None:
 
 def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelimit.Budget | None) -> Admitted:
     admission = admit_caller(caller, budget)
-    budget = admission.budget
     try:
-        user = admission.user
-        request = validate(parse(body, content_type))
-        context = _context(request, user)
-        # A new message denies the approvals its session waits for: those turns go on first, refused.
-        going_on = _superseded(context.session_id) if context.session_id is not None else []
-        claim = turn_claim(
-            session_id=context.session_id,
-            user=context.user,
-            chat_app_id=context.chat_app_id,
-            agent_id=context.agent_id,
-            message=context.message,
-            files=context.files,
-            invocation_mode=context.invocation_mode,
-            source=context.source,
-            entity_id=context.entity_id,
-            only_when_idle=concurrent_turns(context.features) == "reject",
-        )
+        return admit_request(admission, validate(parse(body, content_type)))
     except Exception as exc:
-        raise Refused(exc, budget) from exc
-    return Admitted(budget, context, claim, going_on)
+        raise Refused(exc, admission.budget) from exc
+
+
+def admit_request(admission: Admission, request: dict[str, Any], history: list[tuple[str, str]] | None = None) -> Admitted:
+    """A validated converse request of an admitted caller, checked and given its ticket. `history`
+    ((source, text), oldest first) is stored before the message of a new session (the doors' history)."""
+    context = _context(request, admission.user)
+    # A new message denies the approvals its session waits for: those turns go on first, refused.
+    going_on = _superseded(context.session_id) if context.session_id is not None else []
+    claim = turn_claim(
+        session_id=context.session_id,
+        user=context.user,
+        chat_app_id=context.chat_app_id,
+        agent_id=context.agent_id,
+        message=context.message,
+        files=context.files,
+        invocation_mode=context.invocation_mode,
+        source=context.source,
+        entity_id=context.entity_id,
+        only_when_idle=concurrent_turns(context.features) == "reject",
+        history=history or [],
+    )
+    return Admitted(admission.budget, context, claim, going_on)
 
 
 def _superseded(session_id: uuid.UUID) -> list[GoingOn]:
@@ -236,13 +240,14 @@ def parse(body: bytes | str, content_type: str) -> Any:
 _checkers = threading.local()
 
 
-def validate(body: Any) -> dict[str, Any]:
-    """The converse body checked (400 naming the field and the rule). Each thread keeps one
-    serializer and runs its validation (what `is_valid` runs): a new serializer deep-copies its
-    declared fields, a quarter of a turn's admission."""
-    serializer = getattr(_checkers, "serializer", None)
+def validate(body: Any, checker: type[serializers.Serializer] = ConverseRequestSerializer) -> dict[str, Any]:
+    """The converse body (or a door's, by its serializer) checked: 400 naming the field and the
+    rule. Each thread keeps one serializer of each and runs its validation (what `is_valid` runs):
+    a new serializer deep-copies its declared fields, a quarter of a turn's admission."""
+    kept = _checkers.__dict__
+    serializer = kept.get(checker)
     if serializer is None:
-        serializer = _checkers.serializer = ConverseRequestSerializer()
+        serializer = kept[checker] = checker()
     return dict(serializer.run_validation(body))
 
 

@@ -1,4 +1,4 @@
-"""Collaborating agents (CONTRACT §12): a supervising agent hands parts of a request to other agents.
+"""Collaborating agents (docs/api.md, "Collaborating agents"): a supervising agent hands parts of a request to other agents.
 
     SUPERVISOR          each collaborator is a function `<agentId>(request)` of the supervisor's
                         model; a call runs the collaborator's own turn (its prompt, model, tools,

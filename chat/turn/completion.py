@@ -1,4 +1,4 @@
-"""Session completion (CONTRACT §5 session states): an active session without a message for
+"""Session completion (docs/api.md, "Sessions"): an active session without a message for
 CHAT_SESSION_IDLE_MINUTES becomes `completed`, with its `session.completed` webhook rows and, where
 its chat app has insights on, its analysis marked due, in one transaction. A later turn reopens it
 (chat.services: the ticket's claim sets it `active`)."""

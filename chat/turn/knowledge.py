@@ -1,4 +1,4 @@
-"""Knowledge bases in a turn (CONTRACT §11): searched by the model through a function, or with the
+"""Knowledge bases in a turn (docs/api.md, "Knowledge bases"): searched by the model through a function, or with the
 user's message before the model is called; every result the model receives is numbered, and the
 answer's `citations` list them.
 

@@ -74,6 +74,20 @@ def _column(model: type[models.Model], name: str) -> models.Field[Any, Any]:
     return field
 
 
+def _earlier_messages(session_id: uuid.UUID, *, user_id: str, history: list[tuple[str, str]], now: datetime) -> list[ChatMessage]:
+    """A new session's history as its messages, a microsecond apart before `now` so that they list in order."""
+    return [
+        ChatMessage(
+            session_id=session_id,
+            user_id=user_id,
+            source=MessageSource.USER if source == MessageSource.USER else MessageSource.ASSISTANT,
+            message=text,
+            timestamp=now - timedelta(microseconds=len(history) - index),
+        )
+        for index, (source, text) in enumerate(history)
+    ]
+
+
 def _history(session_id: uuid.UUID, *, before: ChatMessage) -> list[tuple[str, str]]:
     """The session's messages the turn of `before` (its user message, already stored) follows: the
     newest HISTORY_LIMIT, oldest first."""
@@ -163,12 +177,15 @@ def turn_claim(
     source: str,
     entity_id: str | None,
     only_when_idle: bool = False,
+    history: list[tuple[str, str]] | None = None,
 ) -> TurnClaim:
     """Take a ticket on the session (creating the session when `session_id` is None).
 
     When the ticket is served at once (the usual case) the user message is stored with it. 404
     INVALID_SESSION_ID for a session that is unknown, another user's or another chat app's;
     `only_when_idle` (concurrentTurns `reject`): 409 SESSION_BUSY while a turn of it runs.
+    `history` ((source, text), oldest first) is stored before the message of a new session: a
+    door's client may bring the conversation so far (docs/doors.md).
     """
     now = timezone.now()
     if session_id is None:
@@ -186,10 +203,11 @@ def turn_claim(
             last_update=now,
         )
         user_message = _user_message(session.pk, user_id=user.pk, message=message, files=files, now=now)
-        # The session.created outbox rows go in with the session, in the same statement (CONTRACT §9).
+        earlier = _earlier_messages(session.pk, user_id=user.pk, history=history or [], now=now)
+        # The session.created outbox rows go in with the session, in the same statement (docs/api.md, "Webhooks").
         events = webhooks.outbox(WebhookEvent.SESSION_CREATED, session_id=session.pk, user_id=user.pk, chat_app_id=chat_app_id, at=now)
-        db.write(session, user_message, *events)
-        return TurnClaim(session.pk, user.pk, "", 0, True, user_message)
+        db.write(session, *earlier, user_message, *events)
+        return TurnClaim(session.pk, user.pk, "", 0, True, user_message, list(history or [])[-HISTORY_LIMIT:])
     user_message = _user_message(session_id, user_id=user.pk, message=message, files=files, now=now)
     taken = _take_ticket(session_id, user_id=user.pk, chat_app_id=chat_app_id, user_message=user_message, only_when_idle=only_when_idle)
     if taken is None:

@@ -1,9 +1,9 @@
 """Prompt assembly: what an admitted turn sends the model, decided before its first event.
 
-The chat app's features as resolved for this request (CONTRACT §6), the system prompt (the
+The chat app's features as resolved for this request (docs/api.md, "Features"), the system prompt (the
 agent's basePrompt rendered for the user, with the instructions of the tags the model may emit,
-CONTRACT §7), the directives that are candidates for selection, the message's files, and what
-the agent brings: its model, tools, knowledge bases (CONTRACT §11) and collaborators (§12).
+docs/api.md, "The system prompt"), the directives that are candidates for selection, the message's files, and what
+the agent brings: its model, tools, knowledge bases and collaborators (docs/api.md, "Tools in a turn").
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from django.conf import settings
 
 from agents.access import agent_access
 from agents.models import AgentDefinition
-from agents.prompts import render_system_prompt
+from agents.prompts import check_template, render_system_prompt
 from agents.selectors import agent_get
 from chat.chat_apps.features import KNOWN_FEATURES, resolve_features
 from chat.chat_apps.models import ChatApp
@@ -33,7 +33,7 @@ from tools.selectors import tools_by_ids
 from tools.toolset import resolved_tool_ids
 
 SUPERVISOR, SUPERVISOR_ROUTER, DISABLED = "SUPERVISOR", "SUPERVISOR_ROUTER", "DISABLED"
-MAX_COLLABORATION_DEPTH = 3  # agent writes refuse deeper chains (CONTRACT §12)
+MAX_COLLABORATION_DEPTH = 3  # agent writes refuse deeper chains (docs/api.md, "Collaborating agents")
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class TurnContext:
     tag_instructions: str = ""  # of the tags the model may emit, for every agent of the turn
     attachments: tuple[llm.Attachment, ...] = ()  # the files of the message, as the model gets them
     knowledge: list[KnowledgeBaseOffer] = field(default_factory=list)  # the agent's, that this user may search
-    collaboration: str = "DISABLED"  # SUPERVISOR, SUPERVISOR_ROUTER or DISABLED (CONTRACT §12)
+    collaboration: str = "DISABLED"  # SUPERVISOR, SUPERVISOR_ROUTER or DISABLED (docs/api.md, "Collaborating agents")
     collaborators: list[Collaborator] = field(default_factory=list)  # those this user may use
     depth: int = 0  # 0 for the turn's own agent, 1 for a collaborator it calls, ...
     request: dict[str, Any] = field(default_factory=dict)  # the converse body as validated (a paused turn goes on from it)
@@ -81,13 +81,21 @@ class TurnContext:
         return feature_on(self.features, feature)
 
 
+def warm() -> None:
+    """Load what a process's first turn would otherwise load while someone waits: the prompt
+    compiler's grammar and the site's model providers (docs/decisions.md, "Warm start")."""
+    check_template("{{firstName}}")
+    models = {settings.CHAT_DEFAULT_MODEL, settings.CHAT_VERIFICATION_MODEL, settings.CHAT_SELECTION_MODEL, settings.CHAT_TITLE_MODEL}
+    llm.preload(sorted(models))
+
+
 def feature_on(features: dict[str, Any], name: str) -> bool:
     feature = features.get(name)
     return isinstance(feature, dict) and feature.get("enabled") is True
 
 
 def narrow_features(resolved: dict[str, Any], requested: dict[str, Any]) -> dict[str, Any]:
-    """CONTRACT §6: a request can switch a resolved feature off (`enabled: false`), never on;
+    """docs/api.md, "Features": a request can switch a resolved feature off (`enabled: false`), never on;
     its other keys are ignored, so it cannot widen a tag list or lower a reprompt threshold."""
     for name in KNOWN_FEATURES:
         asked = requested.get(name)
@@ -97,7 +105,7 @@ def narrow_features(resolved: dict[str, Any], requested: dict[str, Any]) -> dict
 
 
 def _entity_value(features: dict[str, Any], custom_data: dict[str, Any]) -> str | None:
-    """SPEC.md directive rule 2: the user's custom-data field named by `entity.attributeName`."""
+    """The user's entity (docs/api.md, "Features"): the custom-data field named by `entity.attributeName`."""
     if not feature_on(features, "entity"):
         return None
     value = custom_data.get(features["entity"].get("attributeName") or "")
@@ -157,7 +165,7 @@ def build_context(
 
 def for_agent(context: TurnContext, agent: AgentDefinition, read: Any, *, depth: int = 0) -> TurnContext:
     """`context` as `agent` runs it: its prompt rendered for the user, its model, tools, knowledge
-    bases and collaborators. A collaborator's turn is built the same way (CONTRACT §12), one level deeper."""
+    bases and collaborators. A collaborator's turn is built the same way (docs/api.md, "Collaborating agents"), one level deeper."""
     tool_ids = resolved_tool_ids(agent.tool_ids or [], (agent.rollout_policy or {}).get("toolOverrides"))
     knowledge_ids = [base["id"] for base in agent.knowledge_bases or [] if isinstance(base, dict) and base.get("id")]
     system_prompt = render_system_prompt(
@@ -187,7 +195,7 @@ def _knowledge(knowledge_base_ids: list[str], user_fields: dict[str, Any], read:
 
 
 def collaboration_mode(agent: AgentDefinition) -> str:
-    """CONTRACT §12: SUPERVISOR by default when the agent lists collaborators, DISABLED without."""
+    """docs/api.md, "Collaborating agents": SUPERVISOR by default when the agent lists collaborators, DISABLED without."""
     mode = agent.agent_collaboration
     mode = mode.get("type") if isinstance(mode, dict) else mode
     if not agent.collaborators:

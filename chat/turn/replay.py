@@ -132,6 +132,10 @@ class Store:
             return None
         return turn.reader(_after(last_event_id, turn.message_id))
 
+    async def turn_of(self, message_id: str) -> Turn | None:
+        """The turn writing the answer `message_id`, running or kept; None when it is not."""
+        return self.kept.get(message_id)
+
     async def stop(self, session_id: uuid.UUID) -> bool:
         """Stop the session's running turn; whether one was running."""
         running = self.running.get(str(session_id))
@@ -225,6 +229,9 @@ class RedisStore(Store):
             return local
         mirror = await self.follower.mirror(message_id)
         return None if mirror is None else mirror.reader(_after(last_event_id, message_id))
+
+    async def turn_of(self, message_id: str) -> Turn | None:
+        return await super().turn_of(message_id) or await self.follower.mirror(message_id)
 
     async def stop(self, session_id: uuid.UUID) -> bool:
         if await super().stop(session_id):
@@ -405,6 +412,11 @@ def forget_deleted(sender: Any, *, session_ids: list[str], message_ids: list[str
 async def resume(session_id: uuid.UUID, last_event_id: str | None) -> Reader | None:
     """A reader of the session's latest turn after `last_event_id`; None when there is none to follow."""
     return await store().open(session_id, last_event_id)
+
+
+async def turn_of(message_id: str) -> Turn | None:
+    """The turn writing the answer `message_id` (running, or kept after it ended), from any process; None when none is kept."""
+    return await store().turn_of(message_id)
 
 
 async def stop(session_id: uuid.UUID) -> bool:

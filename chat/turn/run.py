@@ -414,7 +414,7 @@ async def _stopped(
 
 
 async def _with_chosen_directives(context: TurnContext, ledger: Ledger, emit: Emit) -> str:
-    """The system prompt with the directives the selection model chose (CONTRACT §7)."""
+    """The system prompt with the directives the selection model chose (docs/api.md, "The system prompt")."""
     if not context.candidates:
         return context.system_prompt
     selection = await select(

@@ -11,7 +11,7 @@ from chat.sessions.serializers import ChatMessageUsageSerializer
 
 
 class ConverseRequestSerializer(serializers.Serializer):
-    """SPEC.md "Send message": every field checked; `features` only narrows (CONTRACT §6)."""
+    """Every field checked; `features` only narrows (docs/api.md, "Features")."""
 
     userId = StrictCharField(required=False, allow_blank=True)
     sessionId = serializers.CharField(required=False, allow_null=True, allow_blank=True)

@@ -1,4 +1,4 @@
-"""Who sends a request (CONTRACT §3): a bearer token's subject, or the user of the `session` cookie.
+"""Who sends a request (docs/api.md, "Authentication"): a bearer token's subject, or the user of the `session` cookie.
 
 A verified token's claims name a ChatUser, created on first sight and refreshed from the claims
 (`ChatUserManager.sync_from_claims`). The DRF classes serve every API view; the converse

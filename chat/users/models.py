@@ -39,7 +39,7 @@ class UserType(models.TextChoices):
     EXTERNAL = "external-user", "External user"
 
 
-# JWT claim → ChatUser field (CONTRACT §3).
+# JWT claim → ChatUser field (docs/api.md, "Authentication").
 _CLAIM_FIELDS = {
     "email": "email",
     "given_name": "first_name",
@@ -141,7 +141,7 @@ class ChatUser(AbstractBaseUser, PermissionsMixin):
 
     @property
     def is_chat_admin(self) -> bool:
-        """CONTRACT §3: admin = `is_staff`, or a token whose roles hold CHAT_ADMIN_ROLE."""
+        """docs/api.md, "Authentication": admin = `is_staff`, or a token whose roles hold CHAT_ADMIN_ROLE."""
         return self.is_staff or settings.CHAT_ADMIN_ROLE in (self.roles or [])
 
 

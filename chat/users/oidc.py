@@ -1,6 +1,6 @@
 """Sign-in through an OpenID Connect provider (mozilla-django-oidc), when OIDC_* variables are set.
 
-The provider's claims name and describe the user exactly as a bearer token's do (CONTRACT §3):
+The provider's claims name and describe the user exactly as a bearer token's do (docs/api.md, "Authentication"):
 `sub` is the userId, and `email`, `given_name`, `family_name`, `user_type`, `custom_data`,
 `roles` refresh the ChatUser through `ChatUserManager.sync_from_claims`, the one mapping. The
 library verifies the id token's signature and nonce; it leaves the issuer and audience to us.

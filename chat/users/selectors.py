@@ -17,7 +17,7 @@ def users_search(*, user_id_partial: str, limit: int) -> QuerySet[ChatUser]:
 
 
 def user_get(*, user_id: str) -> ChatUser:
-    """An existing user, or 404 NOT_FOUND (CONTRACT §4)."""
+    """An existing user, or 404 NOT_FOUND (docs/api.md, "Envelope")."""
     user = ChatUser.objects.filter(user_id=user_id).first()
     if user is None:
         raise NotFound(f"user {user_id} not found")

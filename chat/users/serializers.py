@@ -13,7 +13,7 @@ from chatplatform.api.schema import documented
 
 
 class ChatUserSerializer(serializers.Serializer):
-    """ChatUser on the wire (CONTRACT §3). The declared fields document the schema; the
+    """ChatUser on the wire (docs/api.md, "Users"). The declared fields document the schema; the
     representation is built directly because a user is rendered on hot paths."""
 
     userId = serializers.CharField()

@@ -16,7 +16,7 @@ def user_get_or_create(*, user_id: str) -> ChatUser:
 
 
 def prefs_update(*, user_id: str, prefs: dict[str, Any], partial: bool) -> dict[str, Any]:
-    """Replace the prefs, or with `partial` merge them in; a key set to null is removed (CONTRACT §5)."""
+    """Replace the prefs, or with `partial` merge them in; a key set to null is removed (docs/api.md, "Users")."""
     with transaction.atomic():
         user, _ = ChatUser.objects.select_for_update().get_or_create(user_id=user_id, defaults={"password": "!"})
         merged = {**user.prefs, **prefs} if partial else dict(prefs)

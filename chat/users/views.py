@@ -30,7 +30,7 @@ from chatplatform.api.views import AdminApiViewSet, ApiView, ApiViewSet, checked
 
 
 class UserViewSet(ApiViewSet):
-    """`GET /api/chat/user`, `GET`/`POST /api/chat/user/prefs` (CONTRACT §5)."""
+    """`GET /api/chat/user`, `GET`/`POST /api/chat/user/prefs` (docs/api.md, "Users")."""
 
     @extend_schema(
         parameters=[UserIdQuerySerializer],
@@ -62,7 +62,7 @@ class UserViewSet(ApiViewSet):
 
 
 class UserAdminViewSet(AdminApiViewSet):
-    """`POST /api/chat-admin/users/search` (CONTRACT §5)."""
+    """`POST /api/chat-admin/users/search` (docs/api.md, "Users")."""
 
     @extend_schema(
         request=UserSearchSerializer,
@@ -74,13 +74,13 @@ class UserAdminViewSet(AdminApiViewSet):
         return ok(users=ChatUserLiteSerializer(users, many=True).data)
 
 
-# --- Browser sessions and files (issue 21) ---------------------------------------------------------
+# --- Browser sessions and files --------------------------------------------------------------------
 
 
 class AuthSessionView(ApiView):
     """`POST /api/chat/auth/session`: a bearer token's user gets the `session` cookie, so a host
     application that signed its user in opens the chat page without a second sign-in; `DELETE`
-    signs the cookie's session out (CONTRACT §13)."""
+    signs the cookie's session out (docs/api.md, "Authentication")."""
 
     @extend_schema(
         operation_id="chat_auth_session_start",

@@ -46,7 +46,7 @@ class EndpointFilter(admin.SimpleListFilter):
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(admin.ModelAdmin):
-    """Webhook deliveries and their attempts (CONTRACT §9); "send again" queues a new attempt now."""
+    """Webhook deliveries and their attempts (docs/api.md, "Webhooks"); "send again" queues a new attempt now."""
 
     list_display = (
         "delivery_id",

@@ -1,4 +1,4 @@
-"""Webhooks (SPEC.md "Webhooks", CONTRACT §9): the outbox rows events leave, and their delivery.
+"""Webhooks (docs/api.md, "Webhooks"): the outbox rows events leave, and their delivery.
 
 `outbox()` builds one WebhookDelivery per CHAT_WEBHOOKS endpoint subscribed to an event; the
 write that causes the event stores them in its own transaction (the turn that creates a session
@@ -69,7 +69,7 @@ def record(event: str, *, session_id: uuid.UUID, user_id: str, chat_app_id: str,
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
-    """`X-Webhook-Signature`'s value (CONTRACT §9); receivers compute the same to verify."""
+    """`X-Webhook-Signature`'s value (docs/api.md, "Webhooks"); receivers compute the same to verify."""
     digest = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
     return f"sha256={digest}"
 

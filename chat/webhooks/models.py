@@ -7,7 +7,7 @@ import uuid
 from django.db import models
 from django.utils import timezone
 
-# --- Webhooks (SPEC.md "Webhooks", CONTRACT §9) ----------------------------------------------------
+# --- Webhooks (docs/api.md, "Webhooks") ------------------------------------------------------------
 
 
 class WebhookEvent(models.TextChoices):

@@ -12,7 +12,7 @@ from chat.widgets.models import WidgetData
 
 @admin.register(WidgetData)
 class WidgetDataAdmin(admin.ModelAdmin):
-    """Widgets' objects per user and tag (issue 22): listed, read and deletable (a reset for one
+    """Widgets' objects per user and tag (docs/widgets.md, "Widget data"): listed, read and deletable (a reset for one
     person), never edited here: widgets write them through the Chat API, which checks the size."""
 
     list_display = ("user", "scope", "tag", "size", "last_update")

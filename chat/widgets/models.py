@@ -9,7 +9,7 @@ from chat.users.models import ChatUser
 
 
 class WidgetData(models.Model):
-    """A widget's JSON object for one user and one tag (issue 22, CONTRACT §13: the widget data
+    """A widget's JSON object for one user and one tag (docs/widgets.md, "Widget data": the widget data
     API), so a widget keeps its state across sessions. `size` is its serialized size in bytes."""
 
     user = models.ForeignKey(ChatUser, on_delete=models.CASCADE, related_name="widget_data")

@@ -10,7 +10,7 @@ from chatplatform.api.fields import StrictBooleanField
 
 
 class WidgetDataWriteSerializer(serializers.Serializer):
-    """`POST /api/chat/widget-data/<scope>/<tag>` (CONTRACT §13)."""
+    """`POST /api/chat/widget-data/<scope>/<tag>` (docs/api.md, "Widgets")."""
 
     userId = StrictCharField(required=False, allow_blank=True)
     data = serializers.JSONField(  # type: ignore[assignment]  # the wire name shadows Serializer.data

@@ -1,4 +1,4 @@
-"""The server side of the widget runtime (issue 22, CONTRACT §13): widget data kept per user and
+"""The server side of the widget runtime (docs/api.md, "Widgets"): widget data kept per user and
 tag, the scripts of store-located web components, the `custom-compiled-in` renderer folder, and
 what the chat page's config tells the browser about all of them."""
 
@@ -23,14 +23,14 @@ from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound
 from tags.models import TagDefinition, WidgetType
 from tags.validation import NAME_PATTERN, NAME_RULE
 
-WIDGET_DATA_MAX_BYTES = 400 * 1024  # CONTRACT §13: at most 400 KB serialized
+WIDGET_DATA_MAX_BYTES = 400 * 1024  # docs/api.md, "Widgets": at most 400 KB serialized
 WEB_COMPONENT_PATH = "/api/chat/webcomponent/"
 WIDGET_DATA_PATH = "/api/chat/widget-data/"
 RENDERERS_PATH = "/widgets/renderers/"
 
 
 def check_tag_reference(scope: str, tag: str) -> None:
-    """A path's scope and tag follow the tag name rule (SPEC.md), or the request is 400."""
+    """A path's scope and tag follow the tag name rule (docs/api.md, "Tag definitions"), or the request is 400."""
     for field, value in (("scope", scope), ("tag", tag)):
         if len(value) > 100 or not NAME_PATTERN.fullmatch(value):
             raise InvalidRequest(f"{NAME_RULE}, at most 100 characters", field=field)
@@ -202,7 +202,7 @@ def page_config(definitions: list[TagDefinition], rendered: list[dict[str, Any]]
             scripts[tag_id] = f"{WEB_COMPONENT_PATH}{definition.scope}/{definition.tag}"
         elif isinstance(url := (definition.widget.get("webComponent") or {}).get("url"), str):
             # A definition written through the Admin API keeps its `{{stage}}` (only the IaC deploy
-            # replaces it, SPEC.md); the address the browser loads never holds the placeholder.
+            # replaces it); the address the browser loads never holds the placeholder.
             scripts[tag_id] = url.replace("{{stage}}", settings.CHAT_STAGE)
     return {
         "tags": rendered,

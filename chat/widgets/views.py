@@ -18,7 +18,7 @@ from chatplatform.api.permissions import acting_user_id
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import ApiViewSet, checked, ok
 
-# --- The widget runtime's server side (issue 22, CONTRACT §13) -------------------------------------
+# --- The widget runtime's server side (docs/api.md, "Widgets") --------------------------------------
 
 # widgets.check_tag_reference's rule.
 _NAME = {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,100}$"}

@@ -1,4 +1,4 @@
-"""Bearer tokens (CONTRACT §3): verifying them, remembering what was verified, signing them.
+"""Bearer tokens (docs/api.md, "Authentication"): verifying them, remembering what was verified, signing them.
 
 Who a token's claims name is the chat app's business (`chat.authentication` maps them to a ChatUser).
 """

@@ -24,7 +24,7 @@ _BLANK = {"type": "string", "maxLength": 0}
 
 
 class AutoSchema(SpectacularAutoSchema):
-    """SPEC.md's DELETE endpoints of tag definitions and directives carry a JSON body;
+    """The DELETE endpoints of tag definitions and directives carry a JSON body;
     drf-spectacular documents request bodies for POST, PUT and PATCH only, so DELETE borrows
     POST's handling."""
 

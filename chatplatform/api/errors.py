@@ -1,4 +1,4 @@
-"""Error codes (SPEC.md "Errors", CONTRACT §4) and the exceptions views raise.
+"""Error codes (docs/api.md, "Envelope") and the exceptions views raise.
 
 Views and services raise these; `chatplatform.api.exceptions.handle` renders every one of them
 (and every DRF or Django exception) as the envelope `{success: false, error, code?}`.
@@ -21,7 +21,7 @@ class Code:
     # A dependency (the database, the cache, the model provider's connection) is unreachable, or
     # the server is shutting down: the request may succeed if sent again later (docs/faults.md).
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
-    # Not named by SPEC.md; given so that every error carries a code (docs/decisions.md).
+    # Beyond the basic set; given so that every error carries a code (docs/decisions.md).
     AUTHENTICATION_REQUIRED = "AUTHENTICATION_REQUIRED"
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
@@ -35,7 +35,7 @@ class Code:
     USAGE_LIMIT_EXCEEDED = "USAGE_LIMIT_EXCEEDED"
 
 
-# The code of each status that has one of its own (docs/decisions.md, "Error codes beyond SPEC.md").
+# The code of each status that has one of its own (docs/api.md, "Envelope").
 CODES_BY_STATUS = {
     400: Code.INVALID_REQUEST,
     401: Code.AUTHENTICATION_REQUIRED,

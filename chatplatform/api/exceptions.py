@@ -1,4 +1,4 @@
-"""The one exception handler: every failure under /api/ becomes SPEC.md's envelope."""
+"""The one exception handler: every failure under /api/ becomes the envelope (docs/api.md, "Envelope")."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def envelope(message: str, code: str | None) -> dict[str, Any]:
 
 def _redis_errors() -> tuple[type[Exception], ...]:
     """Redis's connection errors where Redis is used (REDIS_URL): imported there only, as it costs
-    every command's start-up (docs/decisions.md, "Command start-up")."""
+    every command's start-up (docs/decisions.md, "Settings and start-up")."""
     if not settings.REDIS_URL:
         return ()
     import redis

@@ -89,7 +89,7 @@ ACCESS_RULE_KEYS = frozenset({"condition", "effect", "order", "description"})
     }
 )
 def check_access_rules(value: Any) -> list[dict[str, Any]]:
-    """SPEC.md AccessRule: `{condition?, effect, order?, description?}`; conditions must be valid CEL.
+    """AccessRule (docs/access-rules.md): `{condition?, effect, order?, description?}`; conditions must be valid CEL.
     The validator of every `accessRules` field written through a serializer (agents, knowledge bases)."""
     if not isinstance(value, list):
         raise serializers.ValidationError("must be a list of access rules")

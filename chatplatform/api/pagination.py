@@ -1,4 +1,4 @@
-"""Both pagination styles of SPEC.md ("Pagination"): `size`/`scrollId` and `paginationToken`.
+"""Both pagination styles (docs/api.md, "Pagination"): `size`/`scrollId` and `paginationToken`.
 
 Tokens are opaque to clients and signed, so a forged or garbled token is a 400, never a 500 and
 never a peek at rows the token did not point to.

@@ -1,4 +1,4 @@
-"""Who may do what (CONTRACT §3): the admin rule and the userId rule."""
+"""Who may do what (docs/api.md, "Who may read what"): the admin rule and the userId rule."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fixed-window rate limits counted in the shared cache (CONTRACT §10).
+"""Fixed-window rate limits counted in the shared cache (docs/api.md, "Rate limits").
 
 With REDIS_URL set the counter is one atomic INCR (+ EXPIRE on the first hit) in a single round
 trip, so every server process shares one budget. With the local-memory cache the counter is

@@ -39,7 +39,7 @@ def one_of_values(*values: Any) -> dict[str, Any]:
 
 ERROR_ENVELOPE = {
     "type": "object",
-    "description": "SPEC.md failure envelope. `code` is one of the codes in docs/api.md.",
+    "description": "The failure envelope. `code` is one of the codes in docs/api.md.",
     "properties": {
         "success": {"type": "boolean", "enum": [False]},
         "error": {"type": "string", "description": "What went wrong; for 400 it names the field and the rule."},
@@ -101,7 +101,7 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
             responses = operation["responses"]
-            # Every DELETE of this API answers 200 with the envelope (SPEC.md), not DRF's default 204.
+            # Every DELETE of this API answers 200 with the envelope (docs/api.md, "Envelope"), not DRF's default 204.
             if method == "delete" and "204" in responses and "200" not in responses:
                 del responses["204"]
                 responses["200"] = {"description": "Deleted.", "content": {"application/json": {"schema": SUCCESS}}}

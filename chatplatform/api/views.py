@@ -48,7 +48,7 @@ def client_address(request: HttpRequest | Request) -> str:
 
 
 class ApiView(APIView):
-    """Base of every /api/ view. `rate_scope` names the CONTRACT §10 budget; by default it
+    """Base of every /api/ view. `rate_scope` names the budget (docs/api.md, "Rate limits"); by default it
     follows the path: /api/chat-admin/ → "admin", everything else → "chat"."""
 
     rate_scope: str | None = None
@@ -80,18 +80,18 @@ class ApiView(APIView):
 
 
 class ApiViewSet(viewsets.ViewSetMixin, ApiView):
-    """A ViewSet on the ApiView base; actions are mapped to SPEC.md's literal paths in urls.py."""
+    """A ViewSet on the ApiView base; actions are mapped to the API's literal paths in urls.py."""
 
 
 class AdminApiViewSet(ApiViewSet):
-    """Admin API: admin privileges required (CONTRACT §3)."""
+    """Admin API: admin privileges required (docs/api.md, "Who may read what")."""
 
     permission_classes = [IsChatAdmin]
 
 
 @extend_schema(exclude=True)
 class UnknownPathView(ApiView):
-    """Any /api/ path that matches no endpoint: 404 in the envelope (CONTRACT §4)."""
+    """Any /api/ path that matches no endpoint: 404 in the envelope (docs/api.md, "Envelope")."""
 
     permission_classes = [AllowAny]
 

@@ -4,7 +4,7 @@
     continue_reply(model=, system_prompt=, messages=, decided=, ...)            the rest of a reply paused for approvals
     complete(model=, system_prompt=, prompt=, timeout=)                         one request, for side steps
 
-A model is named `offline`, `openai:<model>`, `anthropic:<model>` or `bedrock:<model>` (CONTRACT §7).
+A model is named `offline`, `openai:<model>`, `anthropic:<model>` or `bedrock:<model>` (docs/api.md, "Models").
 Every failure of a provider surfaces as `ModelError`; a tool's failure never does (it is the
 tool's result, which the model reads).
 

@@ -100,7 +100,7 @@ class ReplyBuilder:
 async def run_tool(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[Any, str | None, float]:
     """Call a tool: (result, None, seconds) or (None, the error text the model reads, seconds).
 
-    Never raises: a tool's failure or timeout is its result (CONTRACT §7), the turn goes on.
+    Never raises: a tool's failure or timeout is its result (docs/api.md, "Tools in a turn"), the turn goes on.
     """
     started = time.perf_counter()
     try:

@@ -282,7 +282,7 @@ class Cost:
 def cost(model: str, usage: Usage, prices: Mapping[str, Mapping[str, float]]) -> Cost:
     """The cost of `usage` with `prices` shaped like settings.CHAT_MODEL_PRICES.
 
-    The model's own entry is used, else the `default` entry, else zero (CONTRACT §2).
+    The model's own entry is used, else the `default` entry, else zero (docs/api.md, "Usage and cost").
     """
     entry = prices.get(model) or prices.get("default") or {}
     input_cost = usage.input_tokens * float(entry.get("input", 0.0)) / 1000

@@ -1,7 +1,7 @@
 // The Chat API from the page and its widgets: the one client every module goes through. The
 // `session` cookie authenticates, X-CSRFToken guards unsafe methods, and every answer is checked:
 // a failed request, a status other than 2xx, or an envelope without `success` (docs/api.md,
-// "Errors") becomes an ApiError carrying the envelope's `code` and `error`.
+// "Envelope") becomes an ApiError carrying the envelope's `code` and `error`.
 
 export class ApiError extends Error {
   constructor(message, { status = 0, code = null, retryAfter = null } = {}) {
@@ -99,6 +99,26 @@ export class Api {
   // A turn streamed as Server-Sent Events (docs/api.md, "Converse"): the open response.
   converseStream(body) {
     return this.fetch("POST", "/converse", { json: body, accept: "text/event-stream" });
+  }
+  // The session's latest turn after `lastEventId`, as Server-Sent Events (docs/api.md, "Resume,
+  // stop and approvals"): the open response, 204 when no turn is running or kept.
+  resumeStream(sessionId, lastEventId) {
+    return this.fetch("GET", `/sessions/${encodeURIComponent(sessionId)}/stream`, {
+      query: { lastEventId },
+      accept: "text/event-stream",
+    });
+  }
+  stop(sessionId) {
+    return this.request("POST", `/sessions/${encodeURIComponent(sessionId)}/stop`, { json: {} });
+  }
+  approvals(sessionId) {
+    return this.request("GET", `/sessions/${encodeURIComponent(sessionId)}/approvals`);
+  }
+  // A decision on a tool call that waits: the open response, the turn's events when it goes on
+  // (the last pending call of its turn decided), `{success, approval}` otherwise.
+  decide(sessionId, approvalId, decision) {
+    const path = `/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(approvalId)}`;
+    return this.fetch("POST", path, { json: { decision }, accept: "text/event-stream" });
   }
 }
 

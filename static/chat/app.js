@@ -6,8 +6,9 @@
 //   chat/messages       a message and an answer as elements (chat/render draws an answer's text)
 //   chat/composer       the message box, Send, the suggestions
 //   chat/files          files attached to a message
-//   chat/turn           sending a message and showing its answer as it streams
-//   chat/recovery       finding the answer of a turn whose connection was lost
+//   chat/turn           sending a message and showing its answer as it streams, stopping it,
+//                       and following a running turn again (a reload, a second tab, a drop)
+//   chat/approvals      the tool calls an answer waits for, with Approve and Deny
 //   chat/feedback       thumbs and comments on an answer
 //   chat/notices        the status line and the alert, and what a person can do about an error
 //   chat/widgets/…      tags in answers as widgets, and window.chatRuntime (docs/widgets.md)
@@ -15,13 +16,13 @@
 // The parts reach each other through the closures below, which run only once every part is built.
 
 import { Api } from "chat/api";
+import { Approvals } from "chat/approvals";
 import { Composer } from "chat/composer";
 import { Conversation } from "chat/conversation";
 import { Feedback } from "chat/feedback";
 import { Attachments } from "chat/files";
 import { Messages } from "chat/messages";
 import { Notices } from "chat/notices";
-import { Recovery } from "chat/recovery";
 import { INERT_TAGS } from "chat/render";
 import { Sessions } from "chat/sessions";
 import { Transport } from "chat/transport";
@@ -40,7 +41,13 @@ const notices = new Notices({
 });
 const widgets = startWidgets();
 const feedback = new Feedback({ api, notices, types: config.feedbackTypes });
-const messages = new Messages({ features, tags: widgets?.tags ?? INERT_TAGS, feedback });
+const approvals = new Approvals({
+  api,
+  notices,
+  goOn: (response, answer, sessionId) => turns.goOn(response, answer, sessionId),
+  resume: (sessionId) => turns.resume(sessionId),
+});
+const messages = new Messages({ features, tags: widgets?.tags ?? INERT_TAGS, feedback, approvals });
 const sessions = new Sessions({
   sidebar: $("#sidebar"),
   toggle: $(".sidebar-toggle"),
@@ -70,11 +77,14 @@ const conversation = new Conversation({
   sessions,
   messages,
   sweep: () => widgets?.sweep(),
+  resume: (sessionId) => turns.resume(sessionId),
+  leave: () => turns.leave(),
 });
 const composer = new Composer({
   form: $(".composer"),
   suggestions: $(".suggestions"),
   onSend: (text) => turns.send(text),
+  onStop: () => turns.stop(),
   uploading: () => attachments.uploading,
 });
 const attachments = new Attachments({
@@ -90,10 +100,13 @@ const attachments = new Attachments({
     if (removed) composer.focus();
   },
 });
-const transport = new Transport({ api, onTitle: ({ sessionId, title }) => sessions.setTitle(sessionId, title) });
-const recovery = new Recovery({ api, sessions, conversation, notices, chatAppId });
+// A title replayed by a resume may have been renamed since: the sidebar reads the stored ones.
+const transport = new Transport({
+  api,
+  onTitle: ({ sessionId, title }, replayed) => (replayed ? sessions.load() : sessions.setTitle(sessionId, title)),
+});
 const turns = new Turns({
-  parts: { api, transport, recovery, conversation, sessions, composer, attachments, notices, messages, feedback, features },
+  parts: { api, transport, conversation, sessions, composer, attachments, notices, messages, approvals, feedback, features },
   target: { chatAppId, agentId },
 });
 
@@ -122,6 +135,11 @@ transport.warm();
 composer.update(); // Send is disabled in the page until its handler is in: a click before would post the form itself
 sessions.load();
 if (conversation.sessionId) conversation.open(conversation.sessionId);
+// A second tab left open catches up with a turn the first one started when it is shown again, as
+// a page that was offline does when it is back (docs/api.md, "Resume, stop and approvals").
+const catchUp = () => conversation.sessionId && turns.catchUp(conversation.sessionId);
+document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && catchUp());
+window.addEventListener("online", catchUp);
 try {
   widgets?.start();
 } catch (error) {

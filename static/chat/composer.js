@@ -1,14 +1,17 @@
 // The message box and its Send button, and the suggestions above them. Enter sends, Shift+Enter
-// starts a new line; Send is disabled while a turn runs, a file uploads, or a rate limit's window
-// has not ended. The box's accessible name is the chat app's `promptInputFieldLabel`.
+// starts a new line; while an answer streams, Stop takes Send's place (docs/api.md, "Resume, stop
+// and approvals"); Send is disabled while a file uploads or a rate limit's window has not ended.
+// The box's accessible name is the chat app's `promptInputFieldLabel`.
 
 export class Composer {
   // `form`: the composer form; `suggestions`: the suggestion buttons' group, if the chat app has
-  // any; `onSend(text)`: sends a message; `uploading()`: whether a file is still uploading.
-  constructor({ form, suggestions, onSend, uploading }) {
+  // any; `onSend(text)`: sends a message; `onStop()`: stops the answer streaming; `uploading()`:
+  // whether a file is still uploading.
+  constructor({ form, suggestions, onSend, onStop, uploading }) {
     this.form = form;
     this.prompt = form.querySelector("textarea");
     this.button = form.querySelector(".send");
+    this.stop = form.querySelector(".stop");
     this.uploading = uploading;
     this.running = false;
     this.blockedUntil = 0;
@@ -23,6 +26,7 @@ export class Composer {
         onSend(this.prompt.value);
       }
     });
+    this.stop.addEventListener("click", () => onStop());
     this.prompt.addEventListener("input", () => this.resize());
     suggestions?.addEventListener("click", (event) => {
       const button = event.target.closest(".suggestion");
@@ -48,7 +52,13 @@ export class Composer {
   }
 
   update() {
+    const focused = document.activeElement;
     this.button.disabled = !this.ready || this.uploading();
+    this.button.hidden = this.running;
+    this.stop.hidden = !this.running;
+    // The focus follows the button that takes the other's place, for a keyboard user.
+    if (this.running && focused === this.button) this.stop.focus();
+    else if (!this.running && focused === this.stop) this.prompt.focus();
   }
 
   // The text of a message leaving: the box is emptied for the next one.

@@ -1,6 +1,7 @@
 // The conversation pane: which session it shows, its messages, and the address that follows it
 // (`/chat/<chatAppId>/<sessionId>`, so a reload or a shared link opens it again). Opening another
 // session or a new chat replaces the messages without a reload; Back and Forward move between them.
+// A session opened while its turn runs shows the answer so far and follows it live (chat/turn).
 
 import { ApiError } from "chat/api";
 import { el } from "chat/dom";
@@ -8,8 +9,9 @@ import { el } from "chat/dom";
 export class Conversation {
   // `pane`: the messages' log; `missing`: the server's "not found" notice, if it showed one;
   // `suggestions`: the chat app's suggestions, shown only before the first message;
-  // `sweep()`: drops the widgets of messages no longer shown.
-  constructor({ pane, missing, suggestions, sessionId, chatAppId, api, notices, sessions, messages, sweep }) {
+  // `sweep()`: drops the widgets of messages no longer shown; `resume(sessionId)`: follows the
+  // session's running turn; `leave()`: stops following the one of the session left.
+  constructor({ pane, missing, suggestions, sessionId, chatAppId, api, notices, sessions, messages, sweep, resume, leave }) {
     this.pane = pane;
     this.missing = missing;
     this.suggestions = suggestions;
@@ -20,6 +22,8 @@ export class Conversation {
     this.sessions = sessions;
     this.messages = messages;
     this.sweep = sweep;
+    this.resume = resume;
+    this.leave = leave;
     this.loading = 0; // bumped at each switch: a slow load of a session left meanwhile is dropped
 
     // The conversation stays scrolled to its end while an answer grows, as long as the person has
@@ -62,8 +66,14 @@ export class Conversation {
     this.notices.say("Loading the conversation…");
     let stored;
     let feedback;
+    let approvals;
     try {
-      [{ messages: stored }, { feedback }] = await Promise.all([this.api.messages(sessionId), this.api.feedbackOf(sessionId)]);
+      [{ messages: stored }, { feedback }, { approvals }] = await Promise.all([
+        this.api.messages(sessionId),
+        this.api.feedbackOf(sessionId),
+        // The cards of waiting tool calls: the conversation shows without them if they cannot be read.
+        this.api.approvals(sessionId).catch(() => ({ approvals: [] })),
+      ]);
     } catch (error) {
       if (loading !== this.loading) return;
       this.notices.say("");
@@ -78,10 +88,11 @@ export class Conversation {
     if (loading !== this.loading) return;
     const given = new Map();
     for (const item of feedback) if (item.messageId && !given.has(item.messageId)) given.set(item.messageId, item); // newest first
-    this.show(...stored.map((message) => this.messages.stored(message, sessionId, given.get(message.messageId))));
+    this.show(...stored.map((message) => this.messages.stored(message, sessionId, given.get(message.messageId), approvals)));
     document.title = this.sessions.pageTitle(sessionId);
     this.notices.say("");
     this.scrollToEnd();
+    this.resume(sessionId);
   }
 
   // `history`: "push" for a new entry (the person chose it), "replace" to correct this one.
@@ -92,6 +103,7 @@ export class Conversation {
   }
 
   switchTo(sessionId, how) {
+    this.leave();
     this.loading += 1;
     this.sessionId = sessionId;
     if (how === "push") history.pushState({ sessionId }, "", this.href(sessionId));
@@ -112,6 +124,22 @@ export class Conversation {
   add(...nodes) {
     this.pane.append(...nodes);
     this.changed();
+  }
+
+  // The answer shown with this id (chat/messages), if any.
+  answerOf(messageId) {
+    const article = [...this.pane.querySelectorAll('[data-message-role="assistant"]')].find((node) => node.dataset.messageId === messageId);
+    return article ? this.messages.answerOf(article) : null;
+  }
+
+  shows(messageId) {
+    return [...this.pane.querySelectorAll("[data-message-id]")].some((node) => node.dataset.messageId === messageId);
+  }
+
+  // The answers shown whose tool calls still wait for a decision.
+  waitingAnswers() {
+    const articles = new Set([...this.pane.querySelectorAll('.approval[data-status="pending"]')].map((card) => card.closest("article")));
+    return [...articles].map((article) => this.messages.answerOf(article)).filter(Boolean);
   }
 
   remove(...nodes) {

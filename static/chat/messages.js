@@ -1,20 +1,23 @@
 // The messages of a conversation as elements: what a person wrote, and an answer with its footer
-// (the verification grade, the traces, the cited sources, the feedback). The same elements serve
-// a streamed answer and a stored one, so a reload shows what the stream showed. Each message is an
-// `article` with `data-message-role`, and `data-message-id` once stored (docs/widgets.md, "What
-// the page knows").
+// (the verification grade, the traces, the cited sources, the feedback) and the tool calls it
+// waits for (chat/approvals). The same elements serve a streamed answer and a stored one, so a
+// reload shows what the stream showed. Each message is an `article` with `data-message-role`, and
+// `data-message-id` once stored (docs/widgets.md, "What the page knows (server → browser)").
 
 import { el } from "chat/dom";
 import { fileList } from "chat/files";
-import { renderMarkdown } from "chat/render";
+import { MessageRenderer } from "chat/render";
 
 export class Messages {
   // `features`: the page's (traces and verifyResponse say what an answer's footer shows);
-  // `tags`: what an answer's widget tags become (chat/render); `feedback`: chat/feedback.
-  constructor({ features, tags, feedback }) {
+  // `tags`: what an answer's widget tags become (chat/render); `feedback`: chat/feedback;
+  // `approvals`: chat/approvals, the cards of the tool calls an answer waits for.
+  constructor({ features, tags, feedback, approvals }) {
     this.features = features;
     this.tags = tags;
     this.feedback = feedback;
+    this.approvals = approvals;
+    this.answers = new WeakMap(); // article → its Answer, for a turn that goes on writing it
   }
 
   user(text, files, messageId = null) {
@@ -27,16 +30,25 @@ export class Messages {
   }
 
   answer(messageId = null) {
-    return new Answer({ messageId, features: this.features });
+    const answer = new Answer({ messageId, features: this.features, tags: this.tags });
+    this.answers.set(answer.article, answer);
+    return answer;
   }
 
-  // A message as the API stored it, in a conversation opened again.
-  stored(message, sessionId, given) {
+  answerOf(article) {
+    return this.answers.get(article) ?? null;
+  }
+
+  // A message as the API stored it, in a conversation opened again; `approvals`: the tool calls
+  // of the session (GET …/approvals), those of this answer shown as cards.
+  stored(message, sessionId, given, approvals = []) {
     if (message.source === "user") return this.user(message.message, message.files, message.messageId);
     const answer = this.answer(message.messageId);
-    renderMarkdown(answer.body, message.message, { tags: this.tags });
+    answer.renderer.replace(message.message);
     if (message.error) answer.failed(message.error);
     else this.complete(answer, message, sessionId, given);
+    if (message.stopReason === "user") answer.stopped();
+    for (const approval of approvals) if (approval.messageId === message.messageId) this.approvals.show(answer, approval, sessionId);
     return answer.article;
   }
 
@@ -55,16 +67,19 @@ export function gradeOf(message) {
 }
 
 class Answer {
-  constructor({ messageId, features }) {
+  constructor({ messageId, features, tags }) {
     this.features = features;
     this.body = el("div", { class: "message-body" });
+    this.waiting = el("div", { class: "message-approvals" }); // the cards of the tool calls it waits for
     this.footer = el("div", { class: "message-footer" });
     this.article = el(
       "article",
       { class: "message", "data-message-role": "assistant", "data-message-id": messageId, "aria-label": "The assistant said" },
       this.body,
+      this.waiting,
       this.footer,
     );
+    this.renderer = new MessageRenderer(this.body, { tags });
   }
 
   // Still being answered: assistive technology waits for the whole answer.
@@ -75,6 +90,13 @@ class Answer {
   stored(messageId) {
     this.article.dataset.messageId = messageId;
     this.article.removeAttribute("aria-busy");
+  }
+
+  // Stopped by its user (docs/api.md, "Resume, stop and approvals"): what had streamed is the answer.
+  stopped() {
+    this.article.classList.add("message-stopped");
+    this.footer.querySelector(".message-stopped-note")?.remove();
+    this.footer.prepend(el("p", { class: "message-stopped-note", role: "note", text: "Stopped" }));
   }
 
   failed(reason) {

@@ -37,6 +37,9 @@ export class Notices {
     if (code === "INSUFFICIENT_PERMISSIONS") {
       return this.alert(`You cannot use this chat app any more (${error.message}).`, link("/", "Your chat apps"));
     }
+    if (code === "SESSION_BUSY") {
+      return this.alert("This conversation is still answering another message. Send yours once that answer is complete.");
+    }
     if (code === "INVALID_SESSION_ID") {
       return this.alert(
         "This conversation no longer exists.",

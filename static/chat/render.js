@@ -209,10 +209,3 @@ export class MessageRenderer {
     }
   }
 }
-
-// A stored answer, rendered once.
-export function renderMarkdown(container, text, options = {}) {
-  const renderer = new MessageRenderer(container, options);
-  renderer.replace(text);
-  return renderer;
-}

@@ -1,42 +1,116 @@
-// Sending a message: one turn, from the message leaving to its answer stored. The answer streams
-// in as the events of the turn arrive (docs/decisions.md, "Converse": session, delta, trace,
-// done, error); a refused turn gives the message back; a lost connection is handed to
-// chat/recovery, since the service still stores the answer.
+// A turn on the page: a message sent, and its answer as it streams (docs/api.md, "Events":
+// session, delta, trace, approval, done, error). A turn outlives its connection (docs/api.md,
+// "Resume, stop and approvals"): the transport resumes it after a drop, a conversation opened
+// again (a reload, a second tab) follows its running turn from the start, Stop ends it wherever it
+// runs, and a turn that waits for approvals goes on in the same answer once they are decided.
 
 import { errorFromEnvelope } from "chat/api";
+import { el } from "chat/dom";
 import { gradeOf } from "chat/messages";
-import { MessageRenderer } from "chat/render";
+
+// The n of an event id `<messageId>:<n>` (docs/api.md, "Events").
+const eventNumber = (eventId) => Number((eventId || "").split(":").pop()) || 0;
 
 export class Turns {
-  // `parts`: the page's parts a turn works with: {api, transport, recovery, conversation,
-  // sessions, composer, attachments, notices, messages, feedback, features}; `target`: the
-  // chat app and agent every turn goes to, {chatAppId, agentId}.
+  // `parts`: the page's parts a turn works with: {api, transport, conversation, sessions,
+  // composer, attachments, notices, messages, approvals, feedback, features}; `target`: the chat
+  // app and agent every turn goes to, {chatAppId, agentId}.
   constructor({ parts, target }) {
     this.parts = parts;
     this.target = target;
     this.last = null; // {text, files} of the last message sent: what "Try again" sends
+    this.current = null; // the Turn being followed: what Stop stops
+    this.following = null; // the promise of its end
   }
 
   async send(text, files = null) {
-    const { composer, attachments, notices } = this.parts;
+    const { composer, attachments, notices, messages, conversation } = this.parts;
     text = text.trim();
     if (!text || !composer.ready) return;
     if (attachments.uploading) {
       notices.say("Wait until the file has uploaded.");
       return;
     }
+    // A resume of the conversation just opened may still be asking whether a turn runs: its answer
+    // (most often "none") comes first, on the same socket.
+    if (this.following) await this.following;
+    if (!composer.ready) return;
     const taken = attachments.take();
     this.last = { text, files: files || taken };
     notices.clear();
     notices.say("");
     notices.retry = () => this.retry();
-    composer.busy = true;
     composer.clear();
+    const superseded = conversation.waitingAnswers();
+    const turn = new Turn(this.parts, {
+      sessionId: conversation.sessionId,
+      question: messages.user(text, this.last.files),
+      answer: messages.answer(),
+      sent: this.last,
+    });
+    await this.follow(turn, { body: this.body(this.last) });
+    if (superseded.length && turn.sessionId === conversation.sessionId) await this.refresh(superseded, turn.sessionId);
+  }
+
+  // A new message denies the approvals its session waits for, and their turns go on before it
+  // (docs/api.md, "Approvals"): those answers and their cards, as stored now.
+  async refresh(answers, sessionId) {
+    const { api, approvals, feedback } = this.parts;
     try {
-      await new Turn(this.parts, this.last, this.body(this.last)).run();
-    } finally {
+      const { messages } = await api.messages(sessionId, 20);
+      for (const answer of answers) {
+        const { messageId } = answer.article.dataset;
+        const stored = messages.find((message) => message.messageId === messageId);
+        if (stored) answer.renderer.replace(stored.message);
+        feedback.attach(answer.footer, { sessionId, messageId });
+        await approvals.refresh(answer, sessionId);
+      }
+    } catch {
+      // shown as stored on the next load of the conversation
+    }
+  }
+
+  // The running (or kept) turn of the session just opened, from its start: the answer so far, then live.
+  resume(sessionId) {
+    return this.follow(new Turn(this.parts, { sessionId }), { sessionId });
+  }
+
+  // A tab shown again, or back online, while following nothing: a turn another tab started
+  // meanwhile is shown (the conversation read again, with its question) and followed.
+  catchUp(sessionId) {
+    if (this.current || this.following) return;
+    return this.follow(new Turn(this.parts, { sessionId, catchUp: true }), { sessionId });
+  }
+
+  // A turn that waited for approvals goes on, streamed in `response`, into the same answer.
+  goOn(response, answer, sessionId) {
+    return this.follow(new Turn(this.parts, { sessionId, answer, continuing: true }), { response });
+  }
+
+  async follow(turn, start) {
+    const { composer, transport, conversation } = this.parts;
+    this.current = turn;
+    if (turn.answer) composer.busy = true;
+    const events = (type, data, eventId) => turn.on(type, data, eventId);
+    this.following = transport.follow(start, events, { onRetry: () => turn.retrying() });
+    const how = await this.following;
+    if (this.current === turn) {
+      this.current = null;
+      this.following = null;
       composer.busy = false;
     }
+    if (turn.answer) conversation.unfollow(turn.answer.article);
+    turn.ended(how);
+  }
+
+  // Stop: the turn ends wherever it runs, and its `done` says so (chat/transport keeps reading it).
+  stop() {
+    this.current?.stop();
+  }
+
+  // The conversation shown changes: its turn goes on without the page.
+  leave() {
+    this.parts.transport.leave();
   }
 
   retry() {
@@ -59,49 +133,84 @@ export class Turns {
   }
 }
 
-// One turn: its message and answer on the page, and what its events say.
+// One turn followed: its answer on the page, and what its events say.
 class Turn {
-  constructor(parts, { text, files }, body) {
+  // `question`: the message this page sent (null when the turn is followed after a reload);
+  // `answer`: the answer it writes (null until its `session` event says which, for a resume);
+  // `continuing`: the answer already holds the text before a pause; `sent`: {text, files};
+  // `catchUp`: a turn whose question the page may not show yet.
+  constructor(parts, { sessionId = null, question = null, answer = null, continuing = false, sent = null, catchUp = false }) {
     this.parts = parts;
-    this.text = text;
-    this.files = files;
-    this.body = body;
-    this.sessionId = body.sessionId || null; // known at the `session` event for a new chat
+    this.sessionId = sessionId;
+    this.question = question;
+    this.answer = answer;
+    this.continuing = continuing;
+    this.sent = sent;
+    this.catchUp = catchUp;
+    this.ignored = false; // a resumed turn whose stored answer the page already shows
+    this.begun = false; // its `session` event came: it can be stopped
     this.userMessageId = null;
-    this.sentAt = Date.now();
+    this.lastEventId = null;
+    this.stopAsked = false;
+    this.lost = false;
     this.traces = [];
     this.grade = null;
     this.failure = null;
-    this.question = parts.messages.user(text, files);
-    this.answer = parts.messages.answer();
-    this.renderer = new MessageRenderer(this.answer.body, { tags: parts.messages.tags });
+    if (answer) this.show();
   }
 
-  async run() {
-    const { conversation, transport, recovery } = this.parts;
+  show() {
+    const { conversation } = this.parts;
     this.answer.streaming();
-    conversation.add(this.question, this.answer.article);
-    conversation.scrollToEnd();
+    if (this.question) conversation.add(this.question);
+    if (!this.answer.article.isConnected) conversation.add(this.answer.article);
+    if (this.question) conversation.scrollToEnd();
     conversation.follow(this.answer.article);
-    const how = await transport.turn(this.body, (type, data) => this.on(type, data));
-    if (how === "lost") await recovery.wait(this);
-    else if (how === "error") this.failed();
-    conversation.unfollow(this.answer.article);
   }
 
-  on(type, data) {
-    if (type === "session") this.started(data);
-    else if (type === "delta") this.renderer.append(data.text);
+  on(type, data, eventId) {
+    if (this.lost) {
+      this.lost = false;
+      this.parts.notices.say("Reconnected: the answer goes on.");
+    }
+    if (eventId) this.lastEventId = eventId;
+    if (type === "session") this.started(data, eventId);
+    if (this.ignored || !this.answer) return;
+    if (type === "delta") this.answer.renderer.append(data.text);
     else if (type === "trace") this.traced(data);
+    else if (type === "approval") this.parts.approvals.show(this.answer, data, this.sessionId);
     else if (type === "done") this.done(data);
     else if (type === "error") this.failure = data;
   }
 
-  started({ sessionId, userMessageId }) {
+  started({ sessionId, userMessageId, messageId }, eventId) {
+    const { conversation, messages, composer } = this.parts;
+    if (!this.answer) {
+      // Followed on opening the conversation. Its answer is stored when the turn ends (or
+      // pauses), so a shown answer whose turn replays from its first event is already complete;
+      // one replayed from later goes on after its approvals.
+      const shown = conversation.answerOf(messageId);
+      if (shown && eventNumber(eventId) <= 1) {
+        this.ignored = true;
+        return;
+      }
+      if (this.catchUp && !shown && !conversation.shows(userMessageId)) {
+        // Asked in another tab: read the conversation again, which follows this turn with its question.
+        this.ignored = true;
+        setTimeout(() => conversation.open(sessionId));
+        return;
+      }
+      this.answer = shown ?? messages.answer();
+      this.continuing = Boolean(shown);
+      this.show();
+      composer.busy = true;
+    }
+    this.begun = true;
+    if (this.continuing) this.parts.notices.say(""); // no longer waiting for approval
     this.userMessageId = userMessageId;
-    this.question.dataset.messageId = userMessageId;
-    if (this.sessionId) return;
-    this.adopt(sessionId);
+    if (this.question) this.question.dataset.messageId = userMessageId;
+    if (!this.sessionId) this.adopt(sessionId);
+    if (this.stopAsked) this.stop();
   }
 
   // This turn started a session: the conversation shows it (if still on the new chat), and the
@@ -110,6 +219,22 @@ class Turn {
     this.sessionId = sessionId;
     this.parts.conversation.adopt(sessionId);
     this.parts.sessions.remember(sessionId);
+  }
+
+  stop() {
+    const { api, notices } = this.parts;
+    notices.say("Stopping the answer…");
+    if (!this.begun) {
+      this.stopAsked = true; // sent at the `session` event, when the turn has started
+      return;
+    }
+    this.stopAsked = false;
+    api.stop(this.sessionId).catch((error) => notices.showError(error));
+  }
+
+  retrying() {
+    this.lost = true;
+    this.parts.notices.say("The connection was lost. Reconnecting…");
   }
 
   traced(trace) {
@@ -121,8 +246,19 @@ class Turn {
 
   done(data) {
     const { feedback, features } = this.parts;
-    this.renderer.finish();
+    const { renderer } = this.answer;
+    renderer.finish();
+    // Going on after a pause, the deltas follow the stored text; `response` is the whole answer.
+    if (this.continuing && typeof data.response === "string" && data.response !== renderer.text) renderer.replace(data.response);
     this.answer.stored(data.messageId);
+    if (data.status === "awaiting_approval") {
+      this.parts.notices.say("The assistant waits for your approval to go on.");
+      return; // its cards ask; the answer goes on once they are decided
+    }
+    if (data.stopped) {
+      this.answer.stopped();
+      this.parts.notices.say("The answer was stopped.");
+    }
     feedback.attach(this.answer.footer, { sessionId: this.sessionId, messageId: data.messageId });
     this.answer.showCitations(data.citations);
     if (features.verifyResponse && !this.grade) this.fetchGrade(data.messageId);
@@ -138,29 +274,53 @@ class Turn {
     }
   }
 
-  // The stored answer found after a lost connection, in place of what had streamed.
-  recovered(stored) {
-    const { messages, notices, transport, sessions } = this.parts;
-    this.renderer.replace(stored.message);
-    messages.complete(this.answer, stored, this.sessionId);
-    notices.say("Reconnected. The answer was restored from the conversation.");
+  ended(how) {
+    const { conversation, notices, transport, sessions } = this.parts;
+    if (this.ignored || how === "done") return;
+    if (how === "error") {
+      this.failed();
+      return;
+    }
+    this.answer?.article.removeAttribute("aria-busy");
+    if (how === "left") return;
     transport.warm();
-    sessions.load(); // its title, sent while the connection was down
+    if (how === "idle") {
+      // Resumed after a drop, the turn is no longer kept to replay (its process ended): as stored.
+      if (this.lastEventId) conversation.open(this.sessionId);
+    } else if (this.lastEventId) {
+      const reload = el("button", {
+        type: "button",
+        class: "button button-small",
+        text: "Reload the conversation",
+        onclick: () => conversation.open(this.sessionId),
+      });
+      notices.alert("The connection was lost and the answer could not be followed.", reload);
+    } else if (this.sent && this.sessionId) {
+      // Lost before the turn said what it is: the conversation as stored, and its turn if one runs.
+      conversation.open(this.sessionId);
+    } else if (this.sent) {
+      sessions.load();
+      notices.alert("The connection was lost before the answer started. It appears in your conversations once it is stored.");
+    }
+    // A resume of the conversation just opened that found no connection: its stored messages show.
   }
 
   failed() {
-    const { attachments, composer, notices } = this.parts;
-    if (this.userMessageId) {
+    const { attachments, composer, notices, conversation } = this.parts;
+    const error = errorFromEnvelope(this.failure, { fallback: "the turn failed" });
+    if (this.userMessageId || !this.question) {
       // A turn that started is stored with its failure (and what had streamed): shown as such, as
       // a reload shows it, so that "Try again" reads as a second attempt, not a duplicate.
-      this.answer.failed(this.failure?.error || "the turn failed");
+      this.answer?.failed(this.failure?.error || "the turn failed");
     } else {
       // Refused before the turn started (a rate limit, a check): nothing was stored, so the
       // message goes back into the box, its files with it, to be sent again.
-      this.parts.conversation.remove(this.answer.article, this.question);
-      composer.restore(this.text);
-      attachments.restore(this.files);
+      conversation.remove(this.answer.article, this.question);
+      composer.restore(this.sent.text);
+      attachments.restore(this.sent.files);
+      // Busy with a turn another tab started (concurrentTurns `reject`): that answer, followed live.
+      if (error.code === "SESSION_BUSY" && this.sessionId) conversation.open(this.sessionId);
     }
-    notices.showError(errorFromEnvelope(this.failure, { fallback: "the turn failed" }));
+    notices.showError(error);
   }
 }

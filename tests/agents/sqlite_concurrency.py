@@ -1,5 +1,5 @@
 """Run by test_concurrency.py in a child process: 20 parallel agent updates over HTTP against a
-file-based SQLite database, the embedded default (CONTRACT §1).
+file-based SQLite database, the embedded default (README.md, "Configuration").
 
 pytest-django's SQLite test database lives in shared-cache memory, where concurrent writers fail
 at once with "database table is locked" instead of waiting; only a real file shows how the

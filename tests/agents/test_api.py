@@ -1,4 +1,4 @@
-"""Admin API of agents (SPEC.md "Agents"): create, update, get, delete, search, permissions."""
+"""Admin API of agents (docs/api.md, "Agents"): create, update, get, delete, search, permissions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What an agent write refuses about its collaborators and knowledge bases (CONTRACT §11, §12),
+"""What an agent write refuses about its collaborators and knowledge bases (docs/api.md, "Collaborating agents"),
 and the deletes refused while another record uses the agent or knowledge base."""
 
 from __future__ import annotations

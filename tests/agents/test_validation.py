@@ -1,5 +1,5 @@
 """Every rule of an agent write is refused with 400 INVALID_REQUEST naming the field, and a refused
-write leaves nothing behind (SPEC.md "Errors", CONTRACT §7)."""
+write leaves nothing behind (docs/api.md, "Agents")."""
 
 from __future__ import annotations
 

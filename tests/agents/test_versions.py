@@ -1,4 +1,4 @@
-"""Agent versions (SPEC.md Versioning 3): one version per changing write, an immutable history row
+"""Agent versions (docs/api.md, "Agents"): one version per changing write, an immutable history row
 per version, and rollback as a new version."""
 
 from __future__ import annotations

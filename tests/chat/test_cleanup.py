@@ -1,4 +1,4 @@
-"""`cleanup_mock_records` (CONTRACT §1): test records older than a day go, everything else stays."""
+"""`cleanup_mock_records` (docs/api.md, "Limits"): test records older than a day go, everything else stays."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The demo's widgets (issue 22): one of each kind and context that works offline, their scripts in
+"""The demo's widgets (docs/widgets.md): one of each kind and context that works offline, their scripts in
 the database-backed widget store, written by `seed_demo` only when missing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Feedback on the reference vocabulary (CONTRACT §5): the 27 types, internal comments with their
+"""Feedback on the reference vocabulary (docs/api.md, "Feedback"): the 27 types, internal comments with their
 types and statuses, the update rule, the Django admin, and the migration of earlier values."""
 
 from __future__ import annotations

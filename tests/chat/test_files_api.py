@@ -1,4 +1,4 @@
-"""Files attached to messages (issue 21): `POST /api/chat/files`, `GET /api/chat/files/{fileId}`
+"""Files attached to messages (docs/api.md): `POST /api/chat/files`, `GET /api/chat/files/{fileId}`
 and `.../content`, the checks a turn makes on a converse body's `files`, and what a model gets."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The browser's pages as the server renders them (issue 21; CONTRACT §13), and the token-to-cookie
+"""The browser's pages as the server renders them (README.md, "The chat page"), and the token-to-cookie
 exchange. The page's behaviour in a browser is tested in tests/pages."""
 
 from __future__ import annotations

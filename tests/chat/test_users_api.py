@@ -1,4 +1,4 @@
-"""`/api/chat/user`, `/api/chat/user/prefs` and the admin user search (CONTRACT §5)."""
+"""`/api/chat/user`, `/api/chat/user/prefs` and the admin user search (docs/api.md, "Users")."""
 
 from __future__ import annotations
 

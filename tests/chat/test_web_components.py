@@ -1,4 +1,4 @@
-"""Web components from the store (issue 22, CONTRACT §13): `GET /api/chat/webcomponent/<scope>/<tag>`
+"""Web components from the store (docs/api.md, "Widgets"): `GET /api/chat/webcomponent/<scope>/<tag>`
 serves the script a tag definition locates with `storeBucket`/`storeKey`, decoded per `encoding`;
 `manage.py store_put` is how an operator puts it there."""
 

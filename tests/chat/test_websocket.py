@@ -1,4 +1,4 @@
-"""`/ws/chat/converse` accepts authenticated sockets only (CONTRACT §7)."""
+"""`/ws/chat/converse` accepts authenticated sockets only (docs/api.md, "WebSocket")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Widget data (issue 22, CONTRACT §13): `GET`/`POST`/`DELETE /api/chat/widget-data/<scope>/<tag>`,
+"""Widget data (docs/api.md, "Widgets"): `GET`/`POST`/`DELETE /api/chat/widget-data/<scope>/<tag>`,
 a JSON object per user and tag, with the userId rule of the Chat API and a 400 KB limit."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the chat page gives the widget runtime (issue 22, CONTRACT §13): the Content-Security-Policy
+"""What the chat page gives the widget runtime (docs/widgets.md): the Content-Security-Policy
 allowing exactly the configured script origins, `config.widgets`, and the `custom-compiled-in`
 renderer modules of CHAT_WIDGET_RENDERERS_DIR."""
 

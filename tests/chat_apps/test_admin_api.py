@@ -1,4 +1,4 @@
-"""Admin API of chat apps (CONTRACT §5): create or update, get, delete, search, validation."""
+"""Admin API of chat apps (docs/api.md, "Chat apps"): create or update, get, delete, search, validation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Feature configuration (CONTRACT §6): the one shape check, and the site/app merge."""
+"""Feature configuration (docs/api.md, "Features"): the one shape check, and the site/app merge."""
 
 from __future__ import annotations
 

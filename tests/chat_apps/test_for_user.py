@@ -1,4 +1,4 @@
-"""`GET /api/chat/chat-apps` (CONTRACT §5): the chat apps a user may use."""
+"""`GET /api/chat/chat-apps` (docs/api.md, "Chat apps"): the chat apps a user may use."""
 
 from __future__ import annotations
 

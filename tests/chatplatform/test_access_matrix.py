@@ -1,4 +1,4 @@
-"""The access matrix, generated from the URL configuration (issue 23; CONTRACT §3): every route of
+"""The access matrix, generated from the URL configuration (docs/api.md, "Who may read what"): every route of
 chatplatform.urls × {anonymous, another (non-admin) user, admin}.
 
 Each route and method has one row in ACCESS saying who may use it. A route without a row fails
@@ -36,6 +36,9 @@ class Access(Enum):
     # Turns and their sessions' running turns: tests/converse/test_one_way_in.py (every credential and
     # refusal on each transport), test_durable_turns.py and test_approvals.py (another user's session: 404).
     TURN = "a turn, or a session's running turn"
+    # The protocol doors answer in their protocols' shapes, not the envelope: tests/doors/ (no
+    # credentials 401, a chat app or session the caller may not use 404, another user's response 404).
+    DOOR = "a protocol door (docs/doors.md)"
 
 
 # "METHOD route" as Django writes the route → who may use it.
@@ -122,6 +125,12 @@ ACCESS: dict[str, Access] = {
     "GET chat/<str:chat_app_id>/": Access.PAGE,
     "GET chat/<str:chat_app_id>/<str:session_id>": Access.PAGE,
     "GET widgets/renderers/<str:name>": Access.PUBLIC,  # deployment code, public as static files are
+    "POST v1/chat/completions": Access.DOOR,
+    "GET v1/models": Access.DOOR,
+    "GET v1/models/<str:modelId>": Access.DOOR,
+    "POST v1/responses": Access.DOOR,
+    "GET v1/responses/<str:responseId>": Access.DOOR,
+    "GET ^v1(?:/.*)?$": Access.DOOR,
 }
 
 # A valid body where a route validates the body before it checks who acts ({sessionId}: bob's).
@@ -231,7 +240,7 @@ def _served(response: Any) -> None:
     assert response.status_code not in {401, 403} and response.status_code < 500, (response.status_code, response.content[:300])
 
 
-ROWS = sorted((row, access) for row, access in ACCESS.items() if access is not Access.TURN)
+ROWS = sorted((row, access) for row, access in ACCESS.items() if access not in {Access.TURN, Access.DOOR})
 
 
 @pytest.mark.parametrize(("row", "access"), ROWS, ids=[row for row, _ in ROWS])

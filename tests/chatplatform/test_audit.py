@@ -1,4 +1,4 @@
-"""The audit log (issue 23): every admin write, through the Admin API or the Django admin, is
+"""The audit log (docs/decisions.md): every admin write, through the Admin API or the Django admin, is
 recorded with actor, time, object, action and the change; secrets never appear in it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bearer JWT and the `session` cookie (CONTRACT §3)."""
+"""Bearer JWT and the `session` cookie (docs/api.md, "Authentication")."""
 
 from __future__ import annotations
 

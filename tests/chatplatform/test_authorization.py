@@ -1,4 +1,4 @@
-"""The authorization matrix of every endpoint (CONTRACT §3): anonymous 401, another user's
+"""The authorization matrix of every endpoint (docs/api.md, "Who may read what"): anonymous 401, another user's
 userId 403, admin allowed; Admin API endpoints 403 for non-admins."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every response under /api/ is SPEC.md's envelope, errors included (CONTRACT §4)."""
+"""Every response under /api/ is the envelope, errors included (docs/api.md, "Envelope")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Faults only a running platform process shows (issue 19; docs/faults.md): its Redis stopped or
+"""Faults only a running platform process shows (docs/faults.md): its Redis stopped or
 frozen, and a SIGTERM while a turn waits on a silent model."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rate limits (CONTRACT §10): headers on every response, 429 with Retry-After, one budget
+"""Rate limits (docs/api.md, "Rate limits"): headers on every response, 429 with Retry-After, one budget
 per user, shared by every server process when REDIS_URL is set."""
 
 from __future__ import annotations

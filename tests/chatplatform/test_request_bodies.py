@@ -1,4 +1,4 @@
-"""Request bodies beyond reason (issue 23): JSON nested deeper than a parser should follow is a
+"""Request bodies beyond reason (docs/api.md, "Envelope"): JSON nested deeper than a parser should follow is a
 400, a body larger than DATA_UPLOAD_MAX_MEMORY_SIZE a 413, both in the envelope, on every
 endpoint and transport (JSON, SSE, WebSocket); never a 500."""
 

@@ -1,8 +1,8 @@
-"""schemathesis against the live OpenAPI schema (issue 23): every operation's requests and answers
+"""schemathesis against the live OpenAPI schema: every operation's requests and answers
 as the schema says, with all of schemathesis' checks, on a real server process on SQLite.
 
 KNOWN_GAPS lists the operations whose schema and validation still disagree (schemathesis 4.32,
-found when this test was written; docs/decisions.md "Production readiness (issue 23): API side").
+found when this test was written; docs/decisions.md "The OpenAPI schema and its tests").
 They are left out of the run so that the rest stays checked; fixing one is removing its line. A
 new operation is checked from the start.
 """
@@ -33,7 +33,7 @@ KNOWN_GAPS = [
     "POST /api/chat/tagdef/search",
 ]
 
-# CONTRACT §11 and §12: a record still in use (and a rollback to tools or knowledge bases gone
+# docs/api.md, "Agents" and "Knowledge bases": a record still in use (and a rollback to tools or knowledge bases gone
 # since) is refused with 400 naming what holds it, though the request is well formed: accepted
 # here for these operations alone.
 IN_USE_IS_400 = [

@@ -1,4 +1,4 @@
-"""Settings from the environment (CONTRACT §2): a malformed value stops start-up naming the variable."""
+"""Settings from the environment (README.md, "Configuration"): a malformed value stops start-up naming the variable."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Start-up (issue 23): heavy libraries are imported where they are first used, not when Django
+"""Start-up (docs/decisions.md, "Settings and start-up"): heavy libraries are imported where they are first used, not when Django
 starts. Structural, not timed: a fresh process sets Django up, loads the URL configuration (as
 `manage.py check` and the server do) and the admin, then lists what it imported."""
 

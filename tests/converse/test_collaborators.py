@@ -1,4 +1,4 @@
-"""Collaborating agents in turns (CONTRACT §12): SUPERVISOR offers each collaborator as a function that
+"""Collaborating agents in turns (docs/api.md, "Collaborating agents"): SUPERVISOR offers each collaborator as a function that
 runs the collaborator's own turn; SUPERVISOR_ROUTER lets the chosen collaborator answer the user
 itself; DISABLED offers none. History is relayed per `historyRelay`; usage adds up; a failing
 collaborator is a tool error, never a failed turn."""

@@ -1,4 +1,4 @@
-"""A turn survives the failures of what it depends on (issue 19; docs/faults.md): a model that hangs,
+"""A turn survives the failures of what it depends on (docs/faults.md): a model that hangs,
 stalls, dies mid-answer or fails for a while; a database connection the server closed; a client
 that floods its socket or sends JSON nested beyond reason. Each ends with one `error` (or the
 answer), the session handed on, and what the user saw stored."""

@@ -1,4 +1,4 @@
-"""Knowledge bases in turns (CONTRACT §11): the model searches them through a function, or the
+"""Knowledge bases in turns (docs/api.md, "Knowledge bases"): the model searches them through a function, or the
 user's message is searched before the model is called; the results reach the model numbered, and
 the answer carries its `citations` (JSON, `done`, the stored message) and a trace."""
 

@@ -1,4 +1,4 @@
-"""Prometheus metrics at /metrics (issue 23): what a turn moves, and who may read them."""
+"""Prometheus metrics at /metrics (docs/deploy.md, "Metrics"): what a turn moves, and who may read them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The offline model shows the demo's widgets (issue 22): asked for a widget a tag's instructions
+"""The offline model shows the demo's widgets (docs/widgets.md): asked for a widget a tag's instructions
 describe, it answers with that tag's example markup, so the demo shows widgets with no network."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sessions, messages, titles and feedback through the Chat API and the Admin API (CONTRACT §5)."""
+"""Sessions, messages, titles and feedback through the Chat API and the Admin API (docs/api.md, "Sessions")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tools inside a turn (issue 5 through converse): the model asks, the tool runs, its result goes
+"""Tools inside a turn, through converse (docs/api.md, "Tools in a turn"): the model asks, the tool runs, its result goes
 back to the model, the call is traced on the message and streamed with the traces feature."""
 
 from __future__ import annotations

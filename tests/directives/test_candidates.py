@@ -1,4 +1,4 @@
-"""`directives.selectors.directives_candidates`: the directives a turn may select from (CONTRACT §7)."""
+"""`directives.selectors.directives_candidates`: the directives a turn may select from (docs/api.md, "The system prompt")."""
 
 from __future__ import annotations
 

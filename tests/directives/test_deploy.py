@@ -1,4 +1,4 @@
-"""IaC batches: `POST /api/chat-admin/semantic-directive/deploy` and `manage.py deploy_directives` (CONTRACT §8)."""
+"""IaC batches: `POST /api/chat-admin/semantic-directive/deploy` and `manage.py deploy_directives` (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`POST /api/chat-admin/semantic-directive/search` (SPEC.md "Semantic directives", CONTRACT §5)."""
+"""`POST /api/chat-admin/semantic-directive/search` (docs/api.md, "Semantic directives")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`POST` and `DELETE /api/chat-admin/semantic-directive` (SPEC.md "Semantic directives", CONTRACT §5)."""
+"""`POST` and `DELETE /api/chat-admin/semantic-directive` (docs/api.md, "Semantic directives")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Session completion (CONTRACT §5 session states) and the periodic jobs that run it."""
+"""Session completion (docs/api.md, "Sessions") and the periodic jobs that run it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Session insights (CONTRACT §5): the scripted model's analysis stored, its automatic feedback,
+"""Session insights (docs/api.md, "Session insights"): the scripted model's analysis stored, its automatic feedback,
 failures recorded; `GET`/`POST /api/chat-admin/sessions/{sessionId}/insights`."""
 
 from __future__ import annotations

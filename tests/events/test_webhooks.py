@@ -1,4 +1,4 @@
-"""Webhooks (SPEC.md "Webhooks", CONTRACT §9) through the public interfaces: events caused over
+"""Webhooks (docs/api.md, "Webhooks") through the public interfaces: events caused over
 HTTP, delivered by the worker to a receiver on loopback."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Erasure (docs/data.md, "Erasure"): `DELETE /api/chat-admin/users/{userId}` deletes a user and
+"""Erasure (docs/data.md, "Where it is, and what reaches it"): `DELETE /api/chat-admin/users/{userId}` deletes a user and
 everything of theirs. Afterwards no table holds a value naming the user id, the file storage holds
 none of their files, and their open browser session is refused at its next request."""
 

@@ -1,4 +1,4 @@
-"""Retention (docs/data.md, "Retention"): each chat app's `retentionDays`, else CHAT_RETENTION_DAYS;
+"""Retention (docs/api.md, "Retention"): each chat app's `retentionDays`, else CHAT_RETENTION_DAYS;
 `manage.py apply_retention [--dry-run]` and the worker's job delete expired sessions with what hangs
 off them (the files' bytes too), and leave newer sessions and other chat apps' alone."""
 

@@ -1,4 +1,4 @@
-"""Admin API of knowledge bases (CONTRACT §11): create, update, get, delete, search, and every
+"""Admin API of knowledge bases (docs/api.md, "Knowledge bases"): create, update, get, delete, search, and every
 rule of a write; each bad input is a 400 naming the field, and nothing is written."""
 
 from __future__ import annotations

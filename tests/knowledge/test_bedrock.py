@@ -1,4 +1,4 @@
-"""`source: bedrock` knowledge bases and `bedrock:` embedding models (CONTRACT §11), through boto3
+"""`source: bedrock` knowledge bases and `bedrock:` embedding models (docs/api.md, "Knowledge bases"), through boto3
 against a scripted Bedrock endpoint on loopback (tests/peers/bedrock_server.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Documents of a knowledge base (CONTRACT §11): upload as JSON or multipart, the accepted types,
+"""Documents of a knowledge base (docs/api.md, "Knowledge bases"): upload as JSON or multipart, the accepted types,
 the size limit, failures that never half-index, re-upload, delete, and the background task."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""pgvector is optional (CONTRACT §11): without it, vectors are ranked in process; its command
+"""pgvector is optional (README.md, "pgvector (optional)"): without it, vectors are ranked in process; its command
 refuses clearly where it cannot work. The SQL path itself needs a server with the extension."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The query endpoint (CONTRACT §11): lexical search on both databases, semantic and hybrid search
+"""The query endpoint (docs/api.md, "Knowledge bases"): lexical search on both databases, semantic and hybrid search
 against a scripted embeddings endpoint, with rankings computed by hand."""
 
 from __future__ import annotations

@@ -201,7 +201,7 @@ class Person:
 @pytest.fixture
 def person_factory(browser: Any, site: Site) -> Iterator[Callable[..., Person]]:
     """`person_factory(**claims)` → a new person signed in through POST /api/chat/auth/session
-    (CONTRACT §13: a bearer token becomes the `session` cookie); `signed_in=False` for none."""
+    (docs/api.md, "Authentication": a bearer token becomes the `session` cookie); `signed_in=False` for none."""
     contexts = []
 
     def make(*, signed_in: bool = True, viewport: dict[str, int] | None = None, bypass_csp: bool = False, **claims: Any) -> Person:

@@ -1,4 +1,4 @@
-"""Keyboard-only use, the screen reader's view of a streaming answer, and a phone's width (issue 21)."""
+"""Keyboard-only use, the screen reader's view of a streaming answer, and a phone's width (README.md, "The chat page")."""
 
 from __future__ import annotations
 

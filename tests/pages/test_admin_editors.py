@@ -1,4 +1,4 @@
-"""The Django admin's editors in Chromium (issue 23): what is typed in a JSON editor is what the
+"""The Django admin's editors in Chromium: what is typed in a JSON editor is what the
 form receives, so malformed JSON is refused on its field with the text kept; inline code is
 edited with highlighting. The screenshots (screenshots/admin-*.png) are for people to look at."""
 

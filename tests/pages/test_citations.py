@@ -1,5 +1,5 @@
 """An answer from a knowledge base shows its sources under it, numbered as the model cited them,
-as text (CONTRACT §11), when it streams and after a reload."""
+as text (docs/api.md, "Knowledge bases"), when it streams and after a reload."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A person signs in, talks to an agent and finds the conversation again (issue 21)."""
+"""A person signs in, talks to an agent and finds the conversation again (README.md, "The chat page")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The demo's widgets in Chromium (issue 22): with the site's tags feature on (as `make run` sets
+"""The demo's widgets in Chromium (docs/widgets.md): with the site's tags feature on (as `make run` sets
 it), the demo chat app shows its spotlight and hero web components from the widget store, and the
 offline model's answers become a chart, a counter that remembers, a suggestion and a weather card.
 No network: the scripts come from the platform's database-backed store."""

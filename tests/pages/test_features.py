@@ -1,4 +1,4 @@
-"""Every chat-app feature of CONTRACT §6 the page shows, on and off (issue 21)."""
+"""Every chat-app feature the page shows, on and off (docs/api.md, "Features")."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_every_feature_on_shows_on_the_page(site: Site, model, person: Person):
     expect(traces).to_contain_text("Verification: grade A")
     shot(page, "features-on-answer")
 
-    # The input's accessible name is the chat app's label (CONTRACT §13).
+    # The input's accessible name is the chat app's label (docs/api.md, "Features").
     page.get_by_role("textbox", name="Ask the oracle").fill("And again?")
     page.keyboard.press("Enter")
     expect(page.locator('[data-message-role="assistant"][data-message-id]')).to_have_count(2)
@@ -82,7 +82,7 @@ def test_every_feature_off_leaves_the_page_plain(site: Site, model, person: Pers
     expect(page.get_by_label("Attach file")).to_have_count(0)
     expect(page.get_by_role("group", name="Suggestions")).to_have_count(0)
     expect(page.get_by_text("The oracle can be wrong.")).to_have_count(0)
-    box = page.get_by_role("textbox", name="Message")  # the contract's default label
+    box = page.get_by_role("textbox", name="Message")  # the default label (docs/api.md, "Features")
     box.fill("Hello")
     page.get_by_role("button", name="Send").click()
     answer = page.locator('[data-message-role="assistant"]')

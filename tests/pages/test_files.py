@@ -1,5 +1,5 @@
 """Files attached to a message: uploaded within the chat app's allowed types, listed on the
-message, readable by their owner only (issue 21)."""
+message, readable by their owner only (docs/api.md, "Files attached to messages")."""
 
 from __future__ import annotations
 

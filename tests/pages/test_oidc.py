@@ -1,4 +1,4 @@
-"""Sign-in through an OpenID Connect provider running on loopback (issue 21): the code flow with
+"""Sign-in through an OpenID Connect provider running on loopback (README.md, "The chat page"): the code flow with
 PKCE, a real RS256 id token, and its claims mapped to the ChatUser as a bearer token's are."""
 
 from __future__ import annotations

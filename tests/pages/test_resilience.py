@@ -1,8 +1,9 @@
-"""Errors a person can act on, and a conversation that survives a lost connection (issue 21)."""
+"""Errors a person can act on, and a conversation that survives a lost connection (README.md, "The chat page")."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import threading
 
@@ -19,11 +20,12 @@ def ask(page, text: str) -> None:
     page.get_by_role("button", name="Send").click()
 
 
-def test_the_socket_dropped_mid_answer_the_page_recovers_the_stored_answer(site: Site, model, person: Person):
+def test_the_socket_dropped_mid_answer_reconnects_and_the_answer_goes_on(site: Site, model, person: Person):
     site.chat_app("pages-drop")
     model.script([Reply(text=LONG, token_delay=0.05)])
     page = person.page
     dropped = threading.Event()
+    sent_by_page: list[str] = []
 
     def cut_after_a_few_deltas(socket):
         server = socket.connect_to_server()
@@ -38,24 +40,33 @@ def test_the_socket_dropped_mid_answer_the_page_recovers_the_stored_answer(site:
                     socket.close(code=4000, reason="network gone")
                     server.close()
 
+        def forward(message):
+            sent_by_page.append(str(message))
+            server.send(message)
+
         server.on_message(relay)
-        socket.on_message(lambda message: server.send(message))
+        socket.on_message(forward)
 
     page.route_web_socket(re.compile(r".*/ws/chat/converse$"), cut_after_a_few_deltas)
+    stored_reads = []
+    page.on("request", lambda request: stored_reads.append(request.url) if re.search(r"/sessions/[^/]+/messages", request.url) else None)
     person.open("/chat/pages-drop/")
     ask(page, "Tell me a long story")
     expect(page.get_by_role("status")).to_contain_text("The connection was lost", timeout=10000)
     shot(page, "connection-lost")
+    expect(page.get_by_role("status")).to_contain_text("Reconnected")
     answer = page.locator('[data-message-role="assistant"]').last
     expect(answer).to_have_attribute("data-message-id", re.compile(".+"), timeout=30000)
-    expect(answer).to_have_text(re.compile("word59"))
-    expect(page.get_by_role("status")).to_contain_text("Reconnected")
+    expect(answer.locator(".message-body")).to_have_text(LONG)  # the events after the last one seen: none lost or repeated
     expect(
         page.get_by_role("navigation", name="Conversations").get_by_role("link", name=re.compile("Tell me a long story"))
     ).to_be_visible()
     assert dropped.is_set()
+    resumes = [json.loads(message) for message in sent_by_page if '"resume"' in message]
+    assert len(resumes) == 1 and re.fullmatch(r"[0-9a-f-]{36}:\d+", resumes[0]["lastEventId"]), sent_by_page
+    assert stored_reads == [], "the answer is followed again, not polled for"
     shot(page, "connection-recovered")
-    # The next turn goes through a new socket.
+    # The next turn goes through the new socket.
     model.script([Reply(text="Back again.")])
     ask(page, "Are you there?")
     expect(page.locator('[data-message-role="assistant"]').last).to_have_text("Back again.")

@@ -1,5 +1,5 @@
 """Sessions in the sidebar: new chat, switching without a reload, renaming, the URL that follows,
-feedback on answers, and the privacy of another person's session (issue 21)."""
+feedback on answers, and the privacy of another person's session (README.md, "The chat page")."""
 
 from __future__ import annotations
 

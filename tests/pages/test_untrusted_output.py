@@ -1,4 +1,4 @@
-"""Model output is untrusted: nothing it carries runs, streamed or stored (issue 21)."""
+"""Model output is untrusted: nothing it carries runs, streamed or stored (docs/decisions.md, "The chat page")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The widget runtime in the chat page (issue 22; SPEC.md "Tag definition", "Widget runtime
-operations", "Client runtime events"; CONTRACT §13), in Chromium against the live server.
+"""The widget runtime in the chat page (docs/widgets.md, "window.chatRuntime",
+"Events", "The context property"), in Chromium against the live server.
 
 The scripted model writes tags into its answers, streamed in small deltas. The widgets come from
 the platform as a deployment would serve them: built-in kinds, a `custom-compiled-in` renderer and
@@ -338,7 +338,7 @@ def test_every_runtime_operation_and_event_through_a_recording_widget(wsite: Sit
     expect(answer.locator("test-recorder")).to_have_count(2)
     contexts = log(page, "context")
     first, second = sorted(contexts, key=lambda entry: entry["data"] == "two")
-    # CONTRACT §13: the context is there before the element is connected, with every field.
+    # docs/widgets.md, "The context property": the context is there before the element is connected, with every field.
     assert first["connected"] is False and first["isRuntime"] is True
     assert first["tagId"] == "test.recorder" and first["renderingContext"] == "inline" and first["data"] == {"n": 1}
     assert first["appState"]["chatAppId"] == APP and first["appState"]["userId"] == person.user_id

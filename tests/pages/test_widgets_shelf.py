@@ -1,5 +1,5 @@
-"""The spotlight and the hero (issue 22): SPEC.md "Hero widget display" and "Spotlight visibility"
-row by row, with the events of "Client runtime events" in order; spotlight options, pinning and
+"""The spotlight and the hero (docs/decisions.md, "Widget runtime: spotlight and hero"),
+rule by rule, with the events of docs/widgets.md "Events" in order; spotlight options, pinning and
 ordering kept in the user's prefs; manual registration merged with stored definitions.
 
 The widgets are one test web component, `<shelf-probe>` (widget_assets/shelf-probe.js), kept in
@@ -79,7 +79,7 @@ def tags(*names: str, others: list[dict[str, str]]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def shelf_site(site: Site) -> Iterator[Site]:
-    """A server of its own on the same database, with tags on site-wide (CONTRACT §6)."""
+    """A server of its own on the same database, with tags on site-wide (docs/api.md, "Features")."""
     features = json.dumps({"promptInputFieldLabel": "Ask a question", "tags": {"enabled": True}})
     with contextlib.ExitStack() as stack:
         env = {**site.env, "CHAT_SITE_FEATURES": features}

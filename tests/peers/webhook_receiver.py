@@ -47,7 +47,7 @@ class Received:
         return self.headers["x-webhook-id"]
 
     def verify(self, secret: str) -> bool:
-        """The receiver's check of CONTRACT §9: HMAC-SHA256 of "<timestamp>.<body>"."""
+        """The receiver's check (docs/api.md, "Webhooks"): HMAC-SHA256 of "<timestamp>.<body>"."""
         expected = hmac.new(secret.encode(), f"{self.headers['x-webhook-timestamp']}.".encode() + self.body, hashlib.sha256).hexdigest()
         return hmac.compare_digest(self.headers.get("x-webhook-signature", ""), f"sha256={expected}")
 

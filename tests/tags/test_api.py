@@ -1,5 +1,5 @@
-"""Admin API and Chat API of tag definitions through HTTP (SPEC.md "Tag definitions", "Search
-enabled tag definitions", "States and transitions"; CONTRACT §4, §5, §10)."""
+"""Admin API and Chat API of tag definitions through HTTP (docs/api.md, "Tag definitions",
+"Rate limits")."""
 
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ def test_tag_endpoints_have_their_own_rate_limits(admin_client, user_client):
 
 
 def test_status_moves_follow_the_spec_and_searches_show_them(admin_client, user_client):
-    """SPEC.md "States and transitions": enabled → disabled → enabled → retired, disabled → retired."""
+    """Status moves: enabled → disabled → enabled → retired, disabled → retired."""
     upsert(admin_client, tag_payload(tag="a"))
     upsert(admin_client, tag_payload(tag="b"))
     assert keys(search(user_client, CHAT_SEARCH)["tagDefinitions"]) == ["demo.a", "demo.b"]

@@ -1,4 +1,4 @@
-"""The tag cache (SPEC.md Limits; CONTRACT §5 clear-cache): served from the shared cache,
+"""The tag cache (docs/api.md, "Tag definitions", "Limits"): served from the shared cache,
 invalidated by every write, bypassed for `dontCacheThis`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""IaC batches of tag definitions (CONTRACT §8): `POST /api/chat-admin/tagdef/deploy` and
+"""IaC batches of tag definitions (docs/api.md, "Infrastructure-as-code batches"): `POST /api/chat-admin/tagdef/deploy` and
 `manage.py deploy_tagdefs`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which tags a chat app's model may use (CONTRACT §6, §7): `tags_usable_by`, `instructions_for`,
+"""Which tags a chat app's model may use (docs/api.md, "Tag definitions", "The system prompt"): `tags_usable_by`, `instructions_for`,
 and the Markdown of structured instructions."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every tag definition rule refused with 400 naming the field (SPEC.md Errors, CONTRACT §5)."""
+"""Every tag definition rule refused with 400 naming the field (docs/api.md, "Tag definitions")."""
 
 from __future__ import annotations
 

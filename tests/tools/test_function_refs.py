@@ -1,5 +1,5 @@
 """`function` tools: functionArn names a registered local function or an AWS Lambda function,
-which must exist and carry the tag agent-tool=true (SPEC.md Errors). Lambda is moto's."""
+which must exist and carry the tag agent-tool=true (docs/api.md, "Tools"). Lambda is moto's."""
 
 from __future__ import annotations
 

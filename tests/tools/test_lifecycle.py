@@ -1,4 +1,4 @@
-"""Tool lifecycle (SPEC.md ToolLifecycle): active ↔ deprecated, anything → retired, retired is final."""
+"""Tool lifecycle (docs/api.md, "Tools"): active ↔ deprecated, anything → retired, retired is final."""
 
 from __future__ import annotations
 

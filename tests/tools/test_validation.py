@@ -38,7 +38,7 @@ def string_param(**changes: Any) -> dict[str, Any]:
 
 
 REFUSED: list[tuple[str, Callable[[], dict[str, Any]], str]] = [
-    # toolId and version (SPEC.md Versioning 4)
+    # toolId and version (docs/api.md, "Tools")
     ("tool id missing", lambda: without("toolId"), "tool.toolId: is required"),
     ("tool id without a version", lambda: tool_payload(toolId="weather"), "tool.toolId: must have the form <name>@<version>"),
     ("tool id with version zero", lambda: tool_payload(toolId="weather@0"), "tool.toolId: must have the form"),

@@ -104,7 +104,7 @@ def test_the_model_asks_for_a_tool_and_its_result_reaches_the_next_request_and_t
 
     events = turn(toolset)
 
-    if expected is None:  # the CONTRACT §7 event itself
+    if expected is None:  # the event itself (docs/api.md, "Tools in a turn")
         expected = {"toolId": tool.tool_id, "function": "multiply", "parameters": {"a": 6, "b": 7}, **EVENT_BASE}
     first, second = openai_server.requests
     assert [offered["function"]["name"] for offered in first["tools"]] == [function_name]

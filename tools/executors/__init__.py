@@ -1,4 +1,4 @@
-"""Executors of tool calls, one module per execution type (SPEC.md ToolDefinition, CONTRACT §7).
+"""Executors of tool calls, one module per execution type (docs/api.md, "Tools").
 
 `inline` runs JavaScript in quickjs, `mcp` calls a tool on an MCP server over Streamable HTTP,
 `function` calls a `local:` registry function or an AWS Lambda function. Each takes plain
@@ -21,7 +21,7 @@ T = TypeVar("T")
 class ToolError(Exception):
     """A call that did not produce a result; `str()` is the message the model reads.
 
-    chatplatform.llm gives the model `ToolError: <message>` as the tool's result (CONTRACT §7:
+    chatplatform.llm gives the model `ToolError: <message>` as the tool's result (docs/api.md, "Tools in a turn":
     a tool's failure never fails the turn).
     """
 

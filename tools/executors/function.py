@@ -1,6 +1,6 @@
 """`function` tools: `functionArn` names a `local:` registry function or an AWS Lambda function.
 
-Both receive the event of CONTRACT §7. A local function is called as `func(event, params)`:
+Both receive the event of docs/api.md "Tools in a turn". A local function is called as `func(event, params)`:
 awaited when it is a coroutine function, otherwise run on the tool thread pool. A Lambda function
 is invoked synchronously (`RequestResponse`) with the event as its JSON payload; a function error
 (`FunctionError` in the response) is the tool's error. Blocking work runs on a dedicated pool, not

@@ -1,4 +1,4 @@
-"""`inline` tools: `code` runs as `fn(event, params)` in QuickJS (CONTRACT §7).
+"""`inline` tools: `code` runs as `fn(event, params)` in QuickJS (docs/api.md, "Tools").
 
 The sandbox is the engine itself: QuickJS without its `std`/`os` modules has no file system,
 network, process, timers, module loader or host objects (verified by tests/tools_exec), and no

@@ -1,4 +1,4 @@
-"""`mcp` tools: the server tool named like the function, called over Streamable HTTP (CONTRACT §7).
+"""`mcp` tools: the server tool named like the function, called over Streamable HTTP (docs/api.md, "Tools").
 
 Calls go through the official `mcp` client. What a call costs beyond its one `tools/call` POST
 is reused across calls:
@@ -16,7 +16,7 @@ once per call. The result is the tool's `structuredContent` when it has one, els
 string, or a list of content blocks). An MCP tool error (`isError`), a protocol error, an
 unreachable server and the timeout (connection and call together) are ToolErrors. A call is
 never sent twice, except when a stateful server had forgotten the session (it never ran).
-The CONTRACT §7 event, without the parameters (they are the call's arguments), travels in the
+The event of docs/api.md "Tools in a turn", without the parameters (they are the call's arguments), travels in the
 request's `_meta` under `chatplatform/event` for servers that want to know who asks.
 """
 

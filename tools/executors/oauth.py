@@ -1,4 +1,4 @@
-"""OAuth 2.0 client-credentials tokens for `mcp` tools with `auth` (SPEC.md Authentication 5).
+"""OAuth 2.0 client-credentials tokens for `mcp` tools with `auth` (docs/api.md, "Tools").
 
 A token is fetched with one POST to the tool's `tokenUrl` and kept in the shared Django cache
 until shortly before it expires, so every process (server workers, background worker) reuses it;
@@ -33,7 +33,7 @@ _NO_AUTH = httpx2.Auth()  # token requests must not go through the MCP bearer fl
 @dataclass(frozen=True)
 class _Token:
     access_token: str
-    expires: float  # Unix seconds, as the spec's auth.token {accessToken, expires}
+    expires: float  # Unix seconds, as a definition's auth.token {accessToken, expires}
     refresh_at: float
 
     def usable(self, stale: str | None) -> bool:
@@ -101,7 +101,7 @@ async def _fetch(auth: Mapping[str, Any], http: httpx2.AsyncClient) -> _Token:
         started = time.time()
         response = await http.post(url, data=form, headers={"accept": "application/json"}, auth=_NO_AUTH)
         if response.status_code in (400, 401) and _error_code(response) == "invalid_client":
-            # RFC 6749 §2.3.1: servers must accept HTTP Basic, the body form is optional; try Basic once.
+            # RFC 6749, section 2.3.1: servers must accept HTTP Basic, the body form is optional; try Basic once.
             response = await http.post(
                 url,
                 data={"grant_type": "client_credentials"},

@@ -1,4 +1,4 @@
-"""`python manage.py issue_token USER_ID [...]`: create or update a user and print a token (CONTRACT §3)."""
+"""`python manage.py issue_token USER_ID [...]`: create or update a user and print a token (docs/api.md, "Users")."""
 
 from __future__ import annotations
 

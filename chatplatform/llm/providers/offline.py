@@ -1,4 +1,4 @@
-"""The `offline` model (CONTRACT §7): built in, deterministic, no network. For demos and tests.
+"""The `offline` model (docs/api.md, "Models"): built in, deterministic, no network. For demos and tests.
 
 It answers through the same tool loop as every provider, so `make run` shows what a real model
 does with nothing installed. Its skills, tried in order on each request:
@@ -12,9 +12,9 @@ does with nothing installed. Its skills, tried in order on each request:
   a timezone parameter with the zone of a city the message names;
 - a widget tag whose name the user's message says ("show me a chart" and a `demo.chart` in the
   system prompt's `<tag-instructions>`): the example markup of that tag's instructions, as a model
-  following them would write it (issue 22: the demo shows widgets with no network);
+  following them would write it (the demo shows widgets with no network, docs/widgets.md);
 - "…a table…": a Markdown table;
-- asked to review a conversation for session insights (CONTRACT §5: JSON inside `<json>`, then a
+- asked to review a conversation for session insights (docs/api.md, "Session insights": JSON inside `<json>`, then a
   Markdown report): a review from what the transcript shows (how many exchanges, failed answers,
   thanks or complaints);
 - otherwise: an echo of the user's message ("You said: …").

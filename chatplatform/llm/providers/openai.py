@@ -1,4 +1,4 @@
-"""`openai:` models (CONTRACT §7): OpenAI's Chat Completions, or any server at OPENAI_BASE_URL that speaks it.
+"""`openai:` models (docs/api.md, "Models"): OpenAI's Chat Completions, or any server at OPENAI_BASE_URL that speaks it.
 
 Not through pydantic-ai: the OpenAI SDK builds a pydantic model of every streamed chunk, which
 cost a streamed turn more CPU than the rest of the platform (docs/decisions.md). Here the

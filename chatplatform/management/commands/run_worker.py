@@ -1,4 +1,4 @@
-"""`python manage.py run_worker [--burst] [--worker-id ID]`: the background worker (CONTRACT §1)."""
+"""`python manage.py run_worker [--burst] [--worker-id ID]`: the background worker (README.md)."""
 
 from __future__ import annotations
 

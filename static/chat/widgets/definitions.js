@@ -1,4 +1,4 @@
-// The tag definitions the page may render (docs/widgets.md, "What the page knows"), each with its
+// The tag definitions the page may render (docs/widgets.md, "What the page knows (server → browser)"), each with its
 // rendering contexts in one shape, and the rule for which tags of an answer become widgets.
 
 export const CONTEXTS = ["inline", "canvas", "dialog", "spotlight", "static", "hero"];

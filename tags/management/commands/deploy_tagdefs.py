@@ -1,4 +1,4 @@
-"""`python manage.py deploy_tagdefs FILE --group-id G [--user-id U] [--dry-run]` (CONTRACT §8)."""
+"""`python manage.py deploy_tagdefs FILE --group-id G [--user-id U] [--dry-run]` (docs/api.md)."""
 
 from __future__ import annotations
 

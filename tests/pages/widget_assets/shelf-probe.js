@@ -23,7 +23,7 @@ if (!customElements.get("shelf-probe")) {
         this.append(line);
       }
       if (context.renderingContext === "hero") {
-        // As SPEC.md advises a hero: refresh on heroDidShow, stop on heroDidHide (counted here).
+        // As a hero is advised to: refresh on heroDidShow, stop on heroDidHide (counted here).
         this.heard = {};
         for (const name of ["heroDidShow", "heroDidHide"]) {
           context.chatAppState.addEventListener(name, () => (this.heard[name] = (this.heard[name] || 0) + 1), context.instanceId);

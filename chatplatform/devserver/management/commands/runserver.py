@@ -1,6 +1,6 @@
 """`manage.py runserver` serves the whole ASGI application, HTTP and WebSocket, through Daphne
-(CONTRACT §1). Daphne and Twisted are imported when this command runs: listed in INSTALLED_APPS,
-daphne would import them in every process that starts Django (docs/decisions.md, issue 23)."""
+(README.md, "Two commands"). Daphne and Twisted are imported when this command runs: listed in INSTALLED_APPS,
+daphne would import them in every process that starts Django (docs/decisions.md)."""
 
 from daphne.management.commands.runserver import Command as DaphneRunserver
 
