@@ -62,6 +62,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	@if [ -x $(BIOME) ]; then $(BIOME) ci; else $(NO_BIOME); fi
 
 format: install

@@ -60,7 +60,7 @@ def door_error(exc: Exception, budget: ratelimit.Budget | None = None) -> DoorEr
     if isinstance(exc, DoorError):
         return exc
     if isinstance(exc, Refused):
-        exc, budget = exc.error, exc.budget
+        budget, exc = exc.budget, exc.error  # budget first: mypy widens exc as soon as it is reassigned
     response = handle(exc)
     headers = {name: value for name, value in response.items() if name.lower() != "content-type"}
     headers.update(budget.headers() if budget is not None else {})

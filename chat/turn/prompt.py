@@ -76,7 +76,6 @@ class TurnContext:
     collaborators: list[Collaborator] = field(default_factory=list)  # those this user may use
     depth: int = 0  # 0 for the turn's own agent, 1 for a collaborator it calls, ...
     request: dict[str, Any] = field(default_factory=dict)  # the converse body as validated (a paused turn goes on from it)
-    request: dict[str, Any] = field(default_factory=dict)  # the converse body as validated (a paused turn goes on from it)
 
     def on(self, feature: str) -> bool:
         return feature_on(self.features, feature)
