@@ -1,0 +1,275 @@
+"""The A2A door through the official `a2a-sdk` client (docs/doors.md, "A2A"): each chat app an
+agent with its card, a task a turn, a context a session of the Chat API."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+from a2a.client import (
+    A2ACardResolver,
+    A2AClientError,
+    AgentCardResolutionError,
+    AuthInterceptor,
+    Client,
+    ClientCallContext,
+    ClientConfig,
+    ClientFactory,
+    CredentialService,
+    minimal_agent_card,
+)
+from a2a.server.tasks.task_manager import append_artifact_to_task
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    InvalidParamsError,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    StreamResponse,
+    Task,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    TaskState,
+)
+from asgiref.sync import sync_to_async
+
+from agents.models import AgentDefinition
+from chat.models import ChatMessage, ChatSession
+from chat.turn import wait_for_running_turns
+from tests.conftest import bearer_token
+from tests.doors.conftest import BASE_URL, authorized
+from tests.factories import ChatAppFactory
+from tests.peers import Reply
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WORDS = [f"word{n} " for n in range(100)]
+
+
+class Token(CredentialService):
+    """The platform's bearer token, for the card's `bearer` scheme."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    async def get_credentials(self, security_scheme_name: str, context: Any) -> str | None:
+        return self.token if security_scheme_name == "bearer" else None
+
+
+async def agent(http: httpx.AsyncClient, user_id: str = "alice", chat_app_id: str = "support", **config: Any) -> Client:
+    """The SDK's client of the chat app, from its card, with the user's token on every call."""
+    factory = ClientFactory(ClientConfig(httpx_client=http, **config))
+    return await factory.create_from_url(
+        f"{BASE_URL}/a2a/{chat_app_id}",
+        interceptors=[AuthInterceptor(Token(bearer_token(user_id)))],
+        resolver_http_kwargs={"headers": authorized(user_id)},
+    )
+
+
+def said(text: str, context_id: str = "", **configuration: Any) -> SendMessageRequest:
+    message = Message(message_id=f"m-{text}", role=Role.ROLE_USER, parts=[Part(text=text)], context_id=context_id)
+    return SendMessageRequest(message=message, configuration=SendMessageConfiguration(**configuration))
+
+
+async def sent(client: Client, request: SendMessageRequest) -> list[StreamResponse]:
+    return [event async for event in client.send_message(request)]
+
+
+def text_of(task: Task) -> str:
+    return "".join(part.text for artifact in task.artifacts for part in artifact.parts)
+
+
+async def test_the_card_names_the_chat_app_its_skill_streaming_and_the_bearer_scheme(app, http):
+    await ChatAppFactory._meta.model.objects.filter(pk="support").aupdate(title="Support", description="Answers support questions.")
+
+    card = await A2ACardResolver(http, f"{BASE_URL}/a2a/support").get_agent_card(http_kwargs={"headers": authorized()})
+
+    assert (card.name, card.description) == ("Support", "Answers support questions.")
+    assert card.capabilities.streaming is True
+    (interface,) = card.supported_interfaces
+    assert (interface.url, interface.protocol_binding, interface.protocol_version) == (f"{BASE_URL}/a2a/support", "JSONRPC", "1.0")
+    (skill,) = card.skills
+    assert (skill.id, skill.name, skill.description) == ("support", "Support", "Answers support questions.")
+    assert list(card.default_input_modes) == list(card.default_output_modes) == ["text/plain"]
+    assert card.security_schemes["bearer"].http_auth_security_scheme.scheme == "Bearer"
+    assert [list(requirement.schemes) for requirement in card.security_requirements] == [["bearer"]]
+
+
+async def test_a_sent_message_is_a_completed_task_in_a_session_of_the_chat_api(app, http, openai_server):
+    openai_server.script([Reply(text="Hello from the agent.")])
+    client = await agent(http, streaming=False)
+
+    (response,) = await sent(client, said("Hi there"))
+    await wait_for_running_turns()
+
+    task = response.task
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert text_of(task) == "Hello from the agent."
+    assert [(m.role, m.parts[0].text) for m in task.history] == [(Role.ROLE_USER, "Hi there"), (Role.ROLE_AGENT, "Hello from the agent.")]
+    answer = await ChatMessage.objects.aget(source="assistant")
+    assert (task.id, task.context_id) == (str(answer.pk), str(answer.session_id))
+    listed = (await http.get("/api/chat/sessions", headers=authorized())).json()["sessions"]
+    assert [(s["sessionId"], s["chatAppId"], s["agentId"]) for s in listed] == [(task.context_id, "support", "helper")]
+    messages = (await http.get(f"/api/chat/sessions/{task.context_id}/messages", headers=authorized())).json()["messages"]
+    assert [(m["source"], m["message"]) for m in messages] == [("user", "Hi there"), ("assistant", "Hello from the agent.")]
+
+
+async def test_a_streamed_message_sends_the_task_then_its_text_in_chunks_then_completion(app, http, openai_server):
+    openai_server.script([Reply(chunks=["One ", "two ", "three."])])
+    client = await agent(http)
+
+    events = await sent(client, said("Count"))
+    await wait_for_running_turns()
+
+    kinds = [event.WhichOneof("payload") for event in events]
+    assert kinds == ["task", "artifact_update", "artifact_update", "artifact_update", "artifact_update", "status_update"]
+    task = events[0].task
+    assert task.status.state == TaskState.TASK_STATE_WORKING
+    assert [m.parts[0].text for m in task.history] == ["Count"]
+    assert [event.artifact_update.artifact.parts[0].text for event in events[1:4]] == ["One ", "two ", "three."]
+    for event in events[1:5]:
+        append_artifact_to_task(task, event.artifact_update)  # as the SDK's own task manager reads them
+    assert text_of(task) == "One two three."
+    assert events[4].artifact_update.last_chunk is True
+    final = events[-1].status_update
+    assert (final.task_id, final.context_id, final.status.state) == (task.id, task.context_id, TaskState.TASK_STATE_COMPLETED)
+
+
+async def test_a_message_in_a_context_continues_its_session(app, http, openai_server):
+    openai_server.script([Reply(text="First answer."), Reply(text="Second answer.")])
+    client = await agent(http, streaming=False)
+
+    (first,) = await sent(client, said("First"))
+    await wait_for_running_turns()
+    (second,) = await sent(client, said("Second", context_id=first.task.context_id))
+    await wait_for_running_turns()
+
+    assert second.task.context_id == first.task.context_id
+    assert second.task.id != first.task.id
+    seen = [(m["role"], m["content"]) for m in openai_server.requests[1]["messages"] if m["role"] != "system"]
+    assert seen == [("user", "First"), ("assistant", "First answer."), ("user", "Second")]
+    assert await ChatSession.objects.acount() == 1
+
+
+async def test_another_users_context_is_refused_and_nothing_is_stored(app, http, openai_server):
+    openai_server.script([Reply(text="Alice's answer.")])
+    (first,) = await sent(await agent(http, streaming=False), said("Mine"))
+    await wait_for_running_turns()
+
+    with pytest.raises(InvalidParamsError, match=f"session {first.task.context_id} not found"):
+        await sent(await agent(http, "bob", streaming=False), said("Theirs", context_id=first.task.context_id))
+
+    assert await ChatMessage.objects.acount() == 2
+
+
+async def test_a_task_is_got_with_its_history_by_its_user_only(app, http, openai_server):
+    openai_server.script([Reply(text="Kept answer.")])
+    client = await agent(http, streaming=False)
+    (response,) = await sent(client, said("Keep this"))
+    await wait_for_running_turns()
+
+    task = await client.get_task(GetTaskRequest(id=response.task.id))
+    last = await client.get_task(GetTaskRequest(id=response.task.id, history_length=1))
+
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert text_of(task) == "Kept answer."
+    assert [(m.role, m.parts[0].text) for m in task.history] == [(Role.ROLE_USER, "Keep this"), (Role.ROLE_AGENT, "Kept answer.")]
+    assert [m.parts[0].text for m in last.history] == ["Kept answer."]
+    with pytest.raises(TaskNotFoundError):
+        await (await agent(http, "bob")).get_task(GetTaskRequest(id=response.task.id))
+    with pytest.raises(TaskNotFoundError):
+        await client.get_task(GetTaskRequest(id="not-a-task"))
+
+
+async def test_a_task_no_longer_kept_is_told_by_its_stored_answer(app, http, openai_server, settings):
+    settings.CHAT_STREAM_REPLAY_SECONDS = 0  # the turn's events are forgotten as soon as it ends
+    openai_server.script([Reply(text="Stored answer.")])
+    client = await agent(http, streaming=False)
+    (response,) = await sent(client, said("Store this"))
+    await wait_for_running_turns()
+
+    task = await client.get_task(GetTaskRequest(id=response.task.id))
+
+    assert (task.status.state, text_of(task)) == (TaskState.TASK_STATE_COMPLETED, "Stored answer.")
+    assert [m.parts[0].text for m in task.history] == ["Store this", "Stored answer."]
+
+
+async def test_cancelling_a_task_stops_its_turn_with_the_text_so_far(app, http, openai_server):
+    openai_server.script([Reply(chunks=WORDS, token_delay=0.03)])  # three seconds
+    client = await agent(http, streaming=False, polling=True)  # returnImmediately: the task as it starts
+
+    (started,) = await sent(client, said("Tell me a long story"))
+    await asyncio.sleep(0.3)
+    canceled = await client.cancel_task(CancelTaskRequest(id=started.task.id))
+    await wait_for_running_turns()
+
+    assert started.task.status.state == TaskState.TASK_STATE_WORKING
+    assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+    assert text_of(canceled).startswith("word0 ") and not text_of(canceled).endswith("word99 ")
+    answer = await ChatMessage.objects.aget(pk=started.task.id)
+    assert (answer.message, answer.stop_reason) == (text_of(canceled), "user")
+    assert (await client.get_task(GetTaskRequest(id=started.task.id))).status.state == TaskState.TASK_STATE_CANCELED
+    with pytest.raises(TaskNotCancelableError):
+        await client.cancel_task(CancelTaskRequest(id=started.task.id))
+
+
+async def test_a_failed_turn_is_a_failed_task(app, http, openai_server):
+    openai_server.script([Reply(status=500)])
+
+    events = await sent(await agent(http), said("Hi"))
+    await wait_for_running_turns()
+
+    final = events[-1].status_update
+    assert final.status.state == TaskState.TASK_STATE_FAILED
+    assert final.status.message.parts[0].text
+
+
+async def test_a_part_other_than_text_is_refused_naming_it(app, http):
+    client = await agent(http, streaming=False)
+    request = said("Look")
+    request.message.parts.append(Part(url="https://example.com/cat.png", media_type="image/png"))
+
+    with pytest.raises(InvalidParamsError, match=r"message\.parts\[1\]: only text parts are supported"):
+        await sent(client, request)
+    assert not await ChatSession.objects.aexists()
+
+
+async def test_a_chat_app_the_user_may_not_use_is_as_unknown_as_a_missing_one(app, http):
+    await sync_to_async(ChatAppFactory)(chat_app_id="secret", user_roles=["staff"], agent__agent_id="hidden")
+    await sync_to_async(ChatAppFactory)(chat_app_id="ruled", agent__agent_id="ruled-agent")
+    await AgentDefinition.objects.filter(pk="ruled-agent").aupdate(access_rules=[{"condition": '"staff" in user.roles', "effect": "allow"}])
+    refusals = []
+    for chat_app_id in ("secret", "ruled", "missing"):
+        with pytest.raises(AgentCardResolutionError) as card:
+            await A2ACardResolver(http, f"{BASE_URL}/a2a/{chat_app_id}").get_agent_card(http_kwargs={"headers": authorized()})
+        url = f"{BASE_URL}/a2a/{chat_app_id}"
+        client = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(minimal_agent_card(url, ["JSONRPC"]))
+        with pytest.raises(A2AClientError, match="HTTP Error 404"):
+            await client.send_message(said("Hi"), context=ClientCallContext(service_parameters=authorized())).__anext__()
+        raw = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}, headers=authorized())
+        refusals.append((card.value.status_code, raw.status_code, raw.json()["error"]["message"].replace(chat_app_id, "X")))
+
+    assert refusals == [(404, 404, "chat app X not found")] * 3
+    assert not await ChatSession.objects.aexists()
+
+
+async def test_without_credentials_the_card_and_the_methods_answer_401(app, http):
+    with pytest.raises(AgentCardResolutionError) as card:
+        await A2ACardResolver(http, f"{BASE_URL}/a2a/support").get_agent_card()
+    url = f"{BASE_URL}/a2a/support"
+    client = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(minimal_agent_card(url, ["JSONRPC"]))
+
+    with pytest.raises(A2AClientError, match="HTTP Error 401"):
+        await client.send_message(said("Hi")).__anext__()
+    with pytest.raises(A2AClientError, match="HTTP Error 401"):
+        await client.get_task(GetTaskRequest(id="x"))
+
+    assert card.value.status_code == 401
+    raw = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}})
+    assert raw.status_code == 401 and raw.headers["WWW-Authenticate"].startswith("Bearer")
+    assert not await ChatSession.objects.aexists()
