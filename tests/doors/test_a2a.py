@@ -45,6 +45,7 @@ from tests.conftest import bearer_token
 from tests.doors.conftest import BASE_URL, authorized
 from tests.factories import ChatAppFactory
 from tests.peers import Reply
+from tests.servers import asgi_server, database_url_of_test_db
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -61,11 +62,13 @@ class Token(CredentialService):
         return self.token if security_scheme_name == "bearer" else None
 
 
-async def agent(http: httpx.AsyncClient, user_id: str = "alice", chat_app_id: str = "support", **config: Any) -> Client:
+async def agent(
+    http: httpx.AsyncClient, user_id: str = "alice", chat_app_id: str = "support", base_url: str = BASE_URL, **config: Any
+) -> Client:
     """The SDK's client of the chat app, from its card, with the user's token on every call."""
     factory = ClientFactory(ClientConfig(httpx_client=http, **config))
     return await factory.create_from_url(
-        f"{BASE_URL}/a2a/{chat_app_id}",
+        f"{base_url}/a2a/{chat_app_id}",
         interceptors=[AuthInterceptor(Token(bearer_token(user_id)))],
         resolver_http_kwargs={"headers": authorized(user_id)},
     )
@@ -273,3 +276,22 @@ async def test_without_credentials_the_card_and_the_methods_answer_401(app, http
     raw = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}})
     assert raw.status_code == 401 and raw.headers["WWW-Authenticate"].startswith("Bearer")
     assert not await ChatSession.objects.aexists()
+
+
+async def test_a_live_agent_streams_as_the_text_comes_and_a_cancel_from_another_connection_ends_it(app, openai_server):
+    openai_server.script([Reply(chunks=WORDS, token_delay=0.03)])  # three seconds of streaming
+    env = {"DATABASE_URL": database_url_of_test_db(), "OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "k"}
+    with asgi_server({**env, "CHAT_TITLE_MODEL": "offline", "LOG_LEVEL": "WARNING"}) as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as streaming, httpx.AsyncClient(timeout=60) as other:
+            client = await agent(streaming, base_url=server.url)
+            events, canceled = [], None
+            async for event in client.send_message(said("Tell me a long story")):
+                events.append(event)
+                if len(events) == 6:  # the task and five chunks, long before the model is done
+                    canceled = await (await agent(other, base_url=server.url)).cancel_task(CancelTaskRequest(id=events[0].task.id))
+
+    assert canceled is not None and canceled.status.state == TaskState.TASK_STATE_CANCELED
+    assert events[-1].status_update.status.state == TaskState.TASK_STATE_CANCELED
+    text = "".join(e.artifact_update.artifact.parts[0].text for e in events if e.HasField("artifact_update"))
+    assert text.startswith("word0 word1 word2 word3 word4 ") and not text.endswith("word99 ")
+    assert text == text_of(canceled) == (await ChatMessage.objects.aget(pk=events[0].task.id)).message
