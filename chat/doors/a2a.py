@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import orjson
+from a2a.server.jsonrpc_models import JSONParseError, JSONRPCError
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict, build_error_response
 from a2a.server.tasks.task_manager import append_artifact_to_task
 from a2a.types import (
@@ -49,7 +50,6 @@ from a2a.utils.errors import (
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
-    JSONParseError,
     MethodNotFoundError,
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
@@ -61,7 +61,7 @@ from a2a.utils.task import apply_history_length
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from google.protobuf.message import Message as ProtoMessage
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 
 from chat.approvals.models import PausedTurn
 from chat.doors.http import DoorView, caller_of, rendered_sse, sse_response
@@ -70,6 +70,7 @@ from chat.turn import replay
 from chat.turn.door import DoorError, DoorMessage, admit_door, admit_door_caller, door_error, usable_chat_app
 from chat.turn.events import Turn, TurnEvent
 from chat.users.models import ChatUser
+from chatplatform.api import bodies
 from chatplatform.api.errors import Code
 from chatplatform.db import on_db_thread
 
@@ -125,14 +126,14 @@ class Call:
     id: str | int | None = None
     method: str = ""
     params: dict[str, Any] = field(default_factory=dict)
-    problem: A2AError | None = None
+    problem: A2AError | JSONRPCError | None = None
 
 
 def call_of(request: HttpRequest, body: bytes) -> Call:
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return Call(problem=JSONParseError("the body is not JSON"))
+        data = bodies.load_json(body)
+    except exceptions.ParseError as exc:
+        return Call(problem=JSONParseError(message=str(exc.detail)))  # the JSON-RPC error: a2a-sdk's A2AError of it renders as -32603
     if not isinstance(data, dict):
         return Call(problem=InvalidRequestError("the body must be one JSON-RPC request object (batches are not supported)"))
     call_id = data.get("id")
@@ -368,7 +369,7 @@ class A2ADoorView(DoorView):
 class A2AView(A2ADoorView):
     """`POST /a2a/{chatAppId}`: the agent's JSON-RPC methods."""
 
-    def failed(self, call: Call, problem: A2AError, headers: dict[str, str]) -> HttpResponse:
+    def failed(self, call: Call, problem: A2AError | JSONRPCError, headers: dict[str, str]) -> HttpResponse:
         return self.rpc(build_error_response(call.id, problem), headers)
 
     async def post(self, request: HttpRequest, chatAppId: str) -> HttpResponse | StreamingHttpResponse:

@@ -25,8 +25,10 @@ from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
     InvalidParamsError,
+    ListTasksRequest,
     Message,
     Part,
+    PushNotificationNotSupportedError,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
@@ -34,7 +36,9 @@ from a2a.types import (
     Task,
     TaskNotCancelableError,
     TaskNotFoundError,
+    TaskPushNotificationConfig,
     TaskState,
+    UnsupportedOperationError,
 )
 from asgiref.sync import sync_to_async
 
@@ -276,6 +280,33 @@ async def test_without_credentials_the_card_and_the_methods_answer_401(app, http
     raw = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}})
     assert raw.status_code == 401 and raw.headers["WWW-Authenticate"].startswith("Bearer")
     assert not await ChatSession.objects.aexists()
+
+
+async def test_methods_the_agent_does_not_offer_are_refused_as_a2a_errors(app, http):
+    client = await agent(http)
+
+    with pytest.raises(UnsupportedOperationError):
+        await client.list_tasks(ListTasksRequest())
+    with pytest.raises(PushNotificationNotSupportedError):
+        await client.create_task_push_notification_config(TaskPushNotificationConfig(task_id="x", url="https://example.com/hook"))
+    unknown = await http.post(f"{BASE_URL}/a2a/support", json={"jsonrpc": "2.0", "id": 7, "method": "Dance"}, headers=authorized())
+    garbled = await http.post(f"{BASE_URL}/a2a/support", content=b"{not json", headers=authorized())
+
+    assert (unknown.status_code, unknown.json()["id"], unknown.json()["error"]["code"]) == (200, 7, -32601)
+    assert (garbled.status_code, garbled.json()["error"]["code"]) == (200, -32700)
+
+
+async def test_a2a_calls_count_against_the_chat_api_rate_limit(app, http, openai_server, settings):
+    settings.CHAT_RATE_LIMITS = {**settings.CHAT_RATE_LIMITS, "chat": 2}  # the card, then one message
+    openai_server.script([Reply(text="Once.")])
+    client = await agent(http, streaming=False)
+
+    await sent(client, said("Hi"))
+    await wait_for_running_turns()
+    with pytest.raises(A2AClientError, match="HTTP Error 429"):
+        await sent(client, said("Again"))
+
+    assert await ChatSession.objects.acount() == 1
 
 
 async def test_a_live_agent_streams_as_the_text_comes_and_a_cancel_from_another_connection_ends_it(app, openai_server):
