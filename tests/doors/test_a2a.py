@@ -47,8 +47,8 @@ from chat.models import ChatMessage, ChatSession
 from chat.turn import wait_for_running_turns
 from tests.conftest import bearer_token
 from tests.doors.conftest import BASE_URL, authorized
-from tests.factories import ChatAppFactory
-from tests.peers import Reply
+from tests.factories import ChatAppFactory, ToolDefinitionFactory
+from tests.peers import Reply, ToolCall
 from tests.servers import asgi_server, database_url_of_test_db
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -234,6 +234,25 @@ async def test_a_failed_turn_is_a_failed_task(app, http, openai_server):
     final = events[-1].status_update
     assert final.status.state == TaskState.TASK_STATE_FAILED
     assert final.status.message.parts[0].text
+
+
+async def test_a_task_whose_tool_call_waits_for_an_approval_requires_input(app, http, openai_server, settings):
+    settings.CHAT_STREAM_REPLAY_SECONDS = 0  # its events forgotten once it ends: getting it reads the stored answer
+    await sync_to_async(ToolDefinitionFactory)(tool_id="refunds@1", approval={"required": True})
+    await AgentDefinition.objects.filter(pk="helper").aupdate(tool_ids=["refunds@1"])
+    openai_server.script([Reply(text="Let me add that.", tool_calls=[ToolCall("add", {"a": 2, "b": 3})])])
+    client = await agent(http)
+
+    events = await sent(client, said("Add 2 and 3"))
+    await wait_for_running_turns()
+    task = await client.get_task(GetTaskRequest(id=events[0].task.id))
+
+    final = events[-1].status_update.status
+    assert final.state == task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert "approval" in final.message.parts[0].text
+    assert text_of(task) == "Let me add that."
+    approvals = (await http.get(f"/api/chat/sessions/{task.context_id}/approvals", headers=authorized())).json()["approvals"]
+    assert [approval["status"] for approval in approvals] == ["pending"]
 
 
 async def test_a_part_other_than_text_is_refused_naming_it(app, http):
