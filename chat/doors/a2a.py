@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 import orjson
 from a2a.server.jsonrpc_models import JSONParseError, JSONRPCError
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict, build_error_response
-from a2a.server.tasks.task_manager import append_artifact_to_task
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -111,8 +110,8 @@ def event_error(event: TurnEvent) -> DoorError:
     return DoorError(event.status, event.data.get("code") or Code.INTERNAL_ERROR, event.data.get("error") or "")
 
 
-def result(call_id: str | int | None, value: ProtoMessage) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": call_id, "result": MessageToDict(value)}
+def result(call_id: str | int | None, value: ProtoMessage | dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": call_id, "result": value if isinstance(value, dict) else MessageToDict(value)}
 
 
 # --- The JSON-RPC request ------------------------------------------------------------------------
@@ -203,25 +202,27 @@ class TaskEvents:
     """A turn's events as an A2A task: the task first (working, the user's message in its
     history), the answer's text as chunks of the `answer` artifact, then the final status:
     completed, canceled (its user stopped it), input-required (a tool call waits for a person's
-    approval, docs/api.md) or failed. `task` is the task as told so far."""
+    approval, docs/api.md) or failed. `task` is the task as told so far; `update` gives each
+    event's StreamResponses as JSON, valid until the next update."""
 
     def __init__(self, user_text: str, user_message_id: str = "") -> None:
         self.user_text, self.user_message_id = user_text, user_message_id
         self.task = Task(status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
         self.streamed: list[str] = []
+        self._appended: dict[str, Any] | None = None  # an appending chunk's JSON, refilled with each piece of text
 
     @property
     def finished(self) -> bool:
         return self.task.status.state not in (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
 
-    def update(self, event: TurnEvent) -> list[StreamResponse]:
+    def update(self, event: TurnEvent) -> list[dict[str, Any]]:
         task = self.task
         if event.type == "session":
             task.id, task.context_id = event.data["messageId"], event.data["sessionId"]
             user_message_id = event.data.get("userMessageId") or self.user_message_id or str(uuid.uuid4())
             task.history.append(text_message(user_message_id, Role.ROLE_USER, self.user_text, task))
             self.status(TaskState.TASK_STATE_WORKING)
-            return [StreamResponse(task=task)]
+            return [MessageToDict(StreamResponse(task=task))]
         if event.type == "delta":
             self.streamed.append(event.data["text"])
             return [self.chunk(event.data["text"], last=False)]
@@ -233,7 +234,7 @@ class TaskEvents:
             return [self.status(TaskState.TASK_STATE_FAILED, failure)]
         return []
 
-    def done(self, done: dict[str, Any]) -> list[StreamResponse]:
+    def done(self, done: dict[str, Any]) -> list[dict[str, Any]]:
         text = done["response"]
         # The artifact's chunks are its text as streamed; an answer that differs (a verified one) replaces them.
         closing = self.chunk("", last=True) if "".join(self.streamed) == text else self.chunk(text, last=True, replace=True)
@@ -245,23 +246,35 @@ class TaskEvents:
             return [closing, self.status(TaskState.TASK_STATE_INPUT_REQUIRED, waiting)]
         return [closing, self.status(TaskState.TASK_STATE_COMPLETED)]
 
-    def chunk(self, text: str, *, last: bool, replace: bool = False) -> StreamResponse:
-        artifact = Artifact(artifact_id=ANSWER, name=ANSWER, parts=[Part(text=text)])
-        update = TaskArtifactUpdateEvent(
-            task_id=self.task.id,
-            context_id=self.task.context_id,
-            artifact=artifact,
-            append=bool(self.task.artifacts) and not replace,
-            last_chunk=last,
-        )
-        append_artifact_to_task(self.task, update)
-        return StreamResponse(artifact_update=update)
+    def chunk(self, text: str, *, last: bool, replace: bool = False) -> dict[str, Any]:
+        """A piece of the answer: the first creates the artifact (or replaces it), the next ones append to it."""
+        append = bool(self.task.artifacts) and not replace
+        if append:
+            self.task.artifacts[0].parts.add(text=text)
+        else:
+            del self.task.artifacts[:]
+            self.task.artifacts.add(artifact_id=ANSWER, name=ANSWER).parts.add(text=text)
+        if append and not last:
+            # Each token's chunk: the SDK's JSON of one, refilled (protobuf's MessageToDict per token
+            # would double the door's CPU per turn; docs/decisions.md).
+            if self._appended is None:
+                self._appended = self.chunk_json("", append=True, last=False)
+            self._appended["artifactUpdate"]["artifact"]["parts"][0]["text"] = text
+            return self._appended
+        return self.chunk_json(text, append=append, last=last)
 
-    def status(self, state: TaskState, message: Message | None = None) -> StreamResponse:
+    def chunk_json(self, text: str, *, append: bool, last: bool) -> dict[str, Any]:
+        artifact = Artifact(artifact_id=ANSWER, name=ANSWER, parts=[Part(text=text)])
+        task_id, context_id = self.task.id, self.task.context_id
+        update = TaskArtifactUpdateEvent(task_id=task_id, context_id=context_id, artifact=artifact, append=append, last_chunk=last)
+        return MessageToDict(StreamResponse(artifact_update=update))
+
+    def status(self, state: TaskState, message: Message | None = None) -> dict[str, Any]:
         status = TaskStatus(state=state, message=message)
         status.timestamp.GetCurrentTime()
         self.task.status.CopyFrom(status)
-        return StreamResponse(status_update=TaskStatusUpdateEvent(task_id=self.task.id, context_id=self.task.context_id, status=status))
+        update = TaskStatusUpdateEvent(task_id=self.task.id, context_id=self.task.context_id, status=status)
+        return MessageToDict(StreamResponse(status_update=update))
 
 
 def told(turn: Turn, events: TaskEvents) -> TaskEvents:
