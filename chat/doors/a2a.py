@@ -249,8 +249,8 @@ class TaskEvents:
     def chunk(self, text: str, *, last: bool, replace: bool = False) -> dict[str, Any]:
         """A piece of the answer: the first creates the artifact (or replaces it), the next ones append to it."""
         append = bool(self.task.artifacts) and not replace
-        if append:
-            self.task.artifacts[0].parts.add(text=text)
+        if append:  # the task's own artifact holds the text so far in one part, for a client that reads the first
+            self.task.artifacts[0].parts[0].text += text
         else:
             del self.task.artifacts[:]
             self.task.artifacts.add(artifact_id=ANSWER, name=ANSWER).parts.add(text=text)

@@ -116,7 +116,7 @@ async def test_a_sent_message_is_a_completed_task_in_a_session_of_the_chat_api(a
 
     task = response.task
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
-    assert text_of(task) == "Hello from the agent."
+    assert [[part.text for part in artifact.parts] for artifact in task.artifacts] == [["Hello from the agent."]]
     assert [(m.role, m.parts[0].text) for m in task.history] == [(Role.ROLE_USER, "Hi there"), (Role.ROLE_AGENT, "Hello from the agent.")]
     answer = await ChatMessage.objects.aget(source="assistant")
     assert (task.id, task.context_id) == (str(answer.pk), str(answer.session_id))
