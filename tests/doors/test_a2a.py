@@ -4,6 +4,9 @@ agent with its card, a task a turn, a context a session of the Chat API."""
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
+import subprocess
 from typing import Any
 
 import httpx
@@ -49,11 +52,12 @@ from tests.conftest import bearer_token
 from tests.doors.conftest import BASE_URL, authorized
 from tests.factories import ChatAppFactory, ToolDefinitionFactory
 from tests.peers import Reply, ToolCall
-from tests.servers import asgi_server, database_url_of_test_db
+from tests.servers import ROOT, asgi_server, database_url_of_test_db
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 WORDS = [f"word{n} " for n in range(100)]
+JS_CLIENT = ROOT / "node_modules/@a2a-js/sdk"
 
 
 class Token(CredentialService):
@@ -345,3 +349,23 @@ async def test_a_live_agent_streams_as_the_text_comes_and_a_cancel_from_another_
     text = "".join(e.artifact_update.artifact.parts[0].text for e in events if e.HasField("artifact_update"))
     assert text.startswith("word0 word1 word2 word3 word4 ") and not text.endswith("word99 ")
     assert text == text_of(canceled) == (await ChatMessage.objects.aget(pk=events[0].task.id)).message
+
+
+@pytest.mark.skipif(not JS_CLIENT.exists() or shutil.which("node") is None, reason="the JavaScript client needs Node and `npm ci`")
+def test_the_official_javascript_client_streams_sends_in_a_context_and_gets_a_task(app, openai_server):
+    openai_server.script([Reply(chunks=["One ", "two."]), Reply(text="Again.")])
+    env = {"DATABASE_URL": database_url_of_test_db(), "OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "k"}
+    with asgi_server({**env, "CHAT_TITLE_MODEL": "offline", "LOG_LEVEL": "WARNING"}) as server:
+        script = str(ROOT / "tests/doors/a2a_client.mjs")
+        node = [shutil.which("node") or "node", script, f"{server.url}/a2a/support", bearer_token("alice")]
+        run = subprocess.run(node, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+
+    seen = json.loads(run.stdout)
+    completed = 3  # TASK_STATE_COMPLETED
+    assert seen["name"] == "Chat app support"
+    assert seen["events"] == ["task", "artifactUpdate", "artifactUpdate", "artifactUpdate", f"statusUpdate:{completed}"]
+    assert seen["streamed"] == "One two."
+    first = ChatMessage.objects.filter(source="assistant").order_by("timestamp").first()
+    assert seen["second"] == {"contextId": str(first.session_id), "state": completed, "text": "Again."}
+    assert seen["got"] == {"id": str(first.pk), "state": completed, "history": ["Hello", "One two."]}
