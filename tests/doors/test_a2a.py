@@ -319,6 +319,15 @@ async def test_methods_the_agent_does_not_offer_are_refused_as_a2a_errors(app, h
     assert (garbled.status_code, garbled.json()["error"]["code"]) == (200, -32700)
 
 
+async def test_a_request_of_another_protocol_version_is_refused(app, http):
+    call = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
+
+    legacy = await http.post(f"{BASE_URL}/a2a/support", json=call, headers={**authorized(), "A2A-Version": "0.3"})
+
+    assert (legacy.status_code, legacy.json()["error"]["code"]) == (200, -32009)  # VersionNotSupportedError
+    assert "this agent speaks A2A 1.0" in legacy.json()["error"]["message"]
+
+
 async def test_a2a_calls_count_against_the_chat_api_rate_limit(app, http, openai_server, settings):
     settings.CHAT_RATE_LIMITS = {**settings.CHAT_RATE_LIMITS, "chat": 2}  # the card, then one message
     openai_server.script([Reply(text="Once.")])
