@@ -12,6 +12,7 @@ the admission being the doors' one (chat.turn.door).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -105,9 +106,9 @@ def rpc_error(error: DoorError) -> tuple[int, A2AError]:
     return 200, InvalidRequestError(error.message, data)
 
 
-def event_error(event: TurnEvent) -> DoorError:
+def event_error(event: TurnEvent, headers: dict[str, str] | None = None) -> DoorError:
     """A turn's `error` event as a refusal (a turn that failed before it named its answer)."""
-    return DoorError(event.status, event.data.get("code") or Code.INTERNAL_ERROR, event.data.get("error") or "")
+    return DoorError(event.status, event.data.get("code") or Code.INTERNAL_ERROR, event.data.get("error") or "", headers or {})
 
 
 def result(call_id: str | int | None, value: ProtoMessage | dict[str, Any]) -> dict[str, Any]:
@@ -352,11 +353,8 @@ def stored_turn(answer: ChatMessage, user_message: ChatMessage | None, paused: b
     if answer.error:
         turn.emit(TurnEvent("error", {"error": answer.error.get("message", ""), "code": answer.error.get("code")}, 500))
     else:
-        turn.emit(
-            TurnEvent(
-                "done", {"response": answer.message, "stopped": bool(answer.stop_reason), "status": "awaiting_approval" if paused else ""}
-            )
-        )
+        done = {"response": answer.message, "stopped": bool(answer.stop_reason), "status": "awaiting_approval" if paused else ""}
+        turn.emit(TurnEvent("done", done))
     turn.emit(None)
     return turn
 
@@ -409,7 +407,7 @@ class A2AView(A2ADoorView):
         except A2AError as problem:
             return self.failed(call, problem, caller.headers)
         except serializers.ValidationError as exc:
-            return self.refused(call, door_error(exc, None))
+            return self.refused(call, dataclasses.replace(door_error(exc), headers=caller.headers))
         return self.rpc(result(call.id, task), caller.headers)
 
     async def send(self, request: HttpRequest, chat_app_id: str, call: Call) -> HttpResponse | StreamingHttpResponse:
@@ -431,7 +429,7 @@ class A2AView(A2ADoorView):
             async for event in reader:
                 events.update(event)
                 if event.type == "error" and not events.task.id:
-                    return self.refused(call, event_error(event))
+                    return self.refused(call, event_error(event, door.headers))
                 if events.finished or (events.task.id and send.configuration.return_immediately):
                     break
         finally:
