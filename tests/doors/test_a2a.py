@@ -216,10 +216,12 @@ async def test_cancelling_a_task_stops_its_turn_with_the_text_so_far(app, http, 
 
     (started,) = await sent(client, said("Tell me a long story"))
     await asyncio.sleep(0.3)
+    running = await client.get_task(GetTaskRequest(id=started.task.id))
     canceled = await client.cancel_task(CancelTaskRequest(id=started.task.id))
     await wait_for_running_turns()
 
-    assert started.task.status.state == TaskState.TASK_STATE_WORKING
+    assert started.task.status.state == running.status.state == TaskState.TASK_STATE_WORKING
+    assert text_of(running).startswith("word0 ") and len(text_of(running)) <= len(text_of(canceled))
     assert canceled.status.state == TaskState.TASK_STATE_CANCELED
     assert text_of(canceled).startswith("word0 ") and not text_of(canceled).endswith("word99 ")
     answer = await ChatMessage.objects.aget(pk=started.task.id)
