@@ -48,6 +48,7 @@ from asgiref.sync import sync_to_async
 from agents.models import AgentDefinition
 from chat.models import ChatMessage, ChatSession
 from chat.turn import wait_for_running_turns
+from chat.webhooks.models import WebhookDelivery
 from tests.conftest import bearer_token
 from tests.doors.conftest import BASE_URL, authorized
 from tests.factories import ChatAppFactory, ToolDefinitionFactory
@@ -165,6 +166,20 @@ async def test_a_message_in_a_context_continues_its_session(app, http, openai_se
     seen = [(m["role"], m["content"]) for m in openai_server.requests[1]["messages"] if m["role"] != "system"]
     assert seen == [("user", "First"), ("assistant", "First answer."), ("user", "Second")]
     assert await ChatSession.objects.acount() == 1
+
+
+async def test_an_a2a_session_fires_session_created_and_is_found_by_the_admins_search(app, http, openai_server, settings):
+    settings.CHAT_WEBHOOKS = [{"url": "http://127.0.0.1:9/hook", "events": ["session.created"], "secret": "s"}]
+    openai_server.script([Reply(text="Hello.")])
+
+    (response,) = await sent(await agent(http, streaming=False), said("Hi"))
+    await wait_for_running_turns()
+
+    delivery = await WebhookDelivery.objects.aget()
+    assert (delivery.event, str(delivery.session_id)) == ("session.created", response.task.context_id)
+    admin = {"Authorization": f"Bearer {bearer_token('ops', admin=True)}"}
+    found = await http.post("/api/chat-admin/sessions/search", json={"command": "sessionSearch", "search": {}, "size": 10}, headers=admin)
+    assert [session["sessionId"] for session in found.json()["sessions"]] == [response.task.context_id]
 
 
 async def test_another_users_context_is_refused_and_nothing_is_stored(app, http, openai_server):
