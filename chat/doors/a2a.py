@@ -1,6 +1,7 @@
 """The A2A door (docs/doors.md): each chat app is an A2A 1.0 agent at `/a2a/{chatAppId}`, its
 card at `GET /a2a/{chatAppId}/.well-known/agent-card.json`, its JSON-RPC binding at `POST
-/a2a/{chatAppId}`: `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`.
+/a2a/{chatAppId}`: `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`,
+`SubscribeToTask`.
 
 A task is a turn: its `id` is the answer's (the assistant message's `messageId`), its `contextId`
 the session's. The task is told by the turn's events (`TaskEvents`): while it runs, from the
@@ -12,9 +13,9 @@ the admission being the doors' one (chat.turn.door).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
@@ -38,6 +39,7 @@ from a2a.types import (
     SendMessageResponse,
     StreamResponse,
     StringList,
+    SubscribeToTaskRequest,
     Task,
     TaskArtifactUpdateEvent,
     TaskState,
@@ -77,7 +79,8 @@ from chatplatform.db import on_db_thread
 Proto = TypeVar("Proto", bound=ProtoMessage)
 
 TURN_METHODS = {"SendMessage", "SendStreamingMessage"}
-UNSUPPORTED_METHODS = {"ListTasks", "SubscribeToTask", "GetExtendedAgentCard"}
+UNSUPPORTED_METHODS = {"ListTasks", "GetExtendedAgentCard"}
+TASK_METHODS = {"GetTask", "CancelTask", "SubscribeToTask"}
 PUSH_METHODS = {
     "CreateTaskPushNotificationConfig",
     "GetTaskPushNotificationConfig",
@@ -154,7 +157,7 @@ def call_of(request: HttpRequest, body: bytes) -> Call:
         call.problem = PushNotificationNotSupportedError()
     elif method in UNSUPPORTED_METHODS:
         call.problem = UnsupportedOperationError(f"{method} is not supported by this agent")
-    elif method not in (*TURN_METHODS, "GetTask", "CancelTask"):
+    elif method not in TURN_METHODS | TASK_METHODS:
         call.problem = MethodNotFoundError(f"method {method} not found")
     else:
         call.method, call.params = method, params
@@ -400,6 +403,8 @@ class A2AView(A2ADoorView):
         if call.problem is not None:
             return self.failed(call, call.problem, caller.headers)
         try:
+            if call.method == "SubscribeToTask":
+                return await self.subscribe(call, caller.user, chatAppId, caller.headers)
             if call.method == "GetTask":
                 task = await self.get_task(call, caller.user, chatAppId)
             else:
@@ -407,7 +412,7 @@ class A2AView(A2ADoorView):
         except A2AError as problem:
             return self.failed(call, problem, caller.headers)
         except serializers.ValidationError as exc:
-            return self.refused(call, dataclasses.replace(door_error(exc), headers=caller.headers))
+            return self.refused(call, replace(door_error(exc), headers=caller.headers))
         return self.rpc(result(call.id, task), caller.headers)
 
     async def send(self, request: HttpRequest, chat_app_id: str, call: Call) -> HttpResponse | StreamingHttpResponse:
@@ -420,10 +425,7 @@ class A2AView(A2ADoorView):
         send: SendMessageRequest = door.request.options["request"]
         events = TaskEvents(door.request.message)
         if call.method == "SendStreamingMessage":
-            response = sse_response(rendered_sse(door.events(), lambda event: self.stream_chunk(call, events, event)))
-            for name, value in door.headers.items():
-                response[name] = value
-            return response
+            return self.streamed(rendered_sse(door.events(), lambda event: self.stream_chunk(call, events, event)), door.headers)
         reader = door.events()
         try:
             async for event in reader:
@@ -443,6 +445,31 @@ class A2AView(A2ADoorView):
             return b"event: error\ndata: " + orjson.dumps(build_error_response(call.id, problem)) + b"\n\n", True
         chunks = [b"data: " + orjson.dumps(result(call.id, update)) + b"\n\n" for update in events.update(event)]
         return b"".join(chunks), events.finished
+
+    async def subscribe(self, call: Call, user: ChatUser, chat_app_id: str, headers: dict[str, str]) -> StreamingHttpResponse:
+        """`SubscribeToTask`: a running task as it stands, then its events as they come (from any
+        process: the turn's kept events, docs/api.md "Resume, stop and approvals")."""
+        request = parsed(call.params, SubscribeToTaskRequest())
+        found = await task_of(request.id, user, chat_app_id)
+        if found is None:
+            raise TaskNotFoundError(f"task {request.id} not found")
+        events = found.events()
+        if events.finished:
+            raise UnsupportedOperationError(f"task {request.id} has ended: get it with GetTask")
+        reader = found.turn.reader(found.turn.last)  # what comes after the task as it stands
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield b"data: " + orjson.dumps(result(call.id, StreamResponse(task=events.task))) + b"\n\n"
+            async for chunk in rendered_sse(reader, lambda event: self.stream_chunk(call, events, event)):
+                yield chunk
+
+        return self.streamed(chunks(), headers)
+
+    def streamed(self, chunks: AsyncIterator[bytes], headers: dict[str, str]) -> StreamingHttpResponse:
+        response = sse_response(chunks)
+        for name, value in headers.items():
+            response[name] = value
+        return response
 
     async def get_task(self, call: Call, user: ChatUser, chat_app_id: str) -> Task:
         request = parsed(call.params, GetTaskRequest())

@@ -36,6 +36,7 @@ from a2a.types import (
     SendMessageConfiguration,
     SendMessageRequest,
     StreamResponse,
+    SubscribeToTaskRequest,
     Task,
     TaskNotCancelableError,
     TaskNotFoundError,
@@ -244,6 +245,25 @@ async def test_cancelling_a_task_stops_its_turn_with_the_text_so_far(app, http, 
     assert (await client.get_task(GetTaskRequest(id=started.task.id))).status.state == TaskState.TASK_STATE_CANCELED
     with pytest.raises(TaskNotCancelableError):
         await client.cancel_task(CancelTaskRequest(id=started.task.id))
+
+
+async def test_a_running_task_is_subscribed_to_as_it_stands_then_as_it_goes_on(app, http, openai_server):
+    openai_server.script([Reply(chunks=WORDS[:40], token_delay=0.03)])
+    (started,) = await sent(await agent(http, streaming=False, polling=True), said("Tell me a story"))
+    await asyncio.sleep(0.3)
+
+    events = [event async for event in (await agent(http)).subscribe(SubscribeToTaskRequest(id=started.task.id))]
+    await wait_for_running_turns()
+
+    task = events[0].task
+    assert (task.id, task.status.state) == (started.task.id, TaskState.TASK_STATE_WORKING)
+    assert text_of(task).startswith("word0 ") and text_of(task) != "".join(WORDS[:40])
+    for event in events[1:-1]:
+        append_artifact_to_task(task, event.artifact_update)  # as the SDK's own task manager reads them
+    assert text_of(task) == "".join(WORDS[:40])
+    assert events[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    with pytest.raises(UnsupportedOperationError, match="has ended"):
+        await anext((await agent(http)).subscribe(SubscribeToTaskRequest(id=started.task.id)))
 
 
 async def test_a_failed_turn_is_a_failed_task(app, http, openai_server):
