@@ -97,6 +97,16 @@ def text_of(task: Task) -> str:
     return "".join(part.text for artifact in task.artifacts for part in artifact.parts)
 
 
+async def writing(client: Client, task_id: str) -> Task:
+    """The task once the model has written its first words (polled: the machine may be slow)."""
+    for _ in range(200):
+        task = await client.get_task(GetTaskRequest(id=task_id))
+        if text_of(task):
+            return task
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"task {task_id} has no text after 10 s")
+
+
 async def test_the_card_names_the_chat_app_its_skill_streaming_and_the_bearer_scheme(app, http):
     await ChatAppFactory._meta.model.objects.filter(pk="support").aupdate(title="Support", description="Answers support questions.")
 
@@ -231,8 +241,7 @@ async def test_cancelling_a_task_stops_its_turn_with_the_text_so_far(app, http, 
     client = await agent(http, streaming=False, polling=True)  # returnImmediately: the task as it starts
 
     (started,) = await sent(client, said("Tell me a long story"))
-    await asyncio.sleep(0.3)
-    running = await client.get_task(GetTaskRequest(id=started.task.id))
+    running = await writing(client, started.task.id)
     canceled = await client.cancel_task(CancelTaskRequest(id=started.task.id))
     await wait_for_running_turns()
 
@@ -249,8 +258,9 @@ async def test_cancelling_a_task_stops_its_turn_with_the_text_so_far(app, http, 
 
 async def test_a_running_task_is_subscribed_to_as_it_stands_then_as_it_goes_on(app, http, openai_server):
     openai_server.script([Reply(chunks=WORDS[:40], token_delay=0.03)])
-    (started,) = await sent(await agent(http, streaming=False, polling=True), said("Tell me a story"))
-    await asyncio.sleep(0.3)
+    client = await agent(http, streaming=False, polling=True)
+    (started,) = await sent(client, said("Tell me a story"))
+    await writing(client, started.task.id)
 
     events = [event async for event in (await agent(http)).subscribe(SubscribeToTaskRequest(id=started.task.id))]
     await wait_for_running_turns()
