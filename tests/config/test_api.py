@@ -1,0 +1,325 @@
+"""Configuration as code through the Admin API (docs/api.md, "Configuration as code"):
+`GET /api/chat-admin/config` and `POST /api/chat-admin/config/apply`."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from chatplatform.models import AuditEntry
+from tests.conftest import assert_error
+from tests.factories import INLINE_CODE, function, tag_payload, tool_payload
+from tools.models import ToolDefinition
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "client-secret-4f1a"
+AUTH = {"clientId": "weather-client", "clientSecret": SECRET, "tokenUrl": "https://id.example.com/oauth/token"}
+KINDS = ("tools", "knowledgeBases", "agents", "tagDefinitions", "semanticDirectives", "chatApps")
+
+
+def admin_post(client: APIClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = client.post(path, body, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def populate(client: APIClient) -> None:
+    """One definition of every kind, written through their own Admin API endpoints, with references between them."""
+    admin_post(client, "/api/chat-admin/tool", {"tool": tool_payload("inline")})
+    admin_post(
+        client,
+        "/api/chat-admin/tool",
+        {"tool": tool_payload("mcp", toolId="forecast@2", name="forecast", functionSchema=[function("forecast")], auth=AUTH)},
+    )
+    admin_post(
+        client,
+        "/api/chat-admin/knowledge-base",
+        {"knowledgeBase": {"knowledgeBaseId": "handbook", "name": "Handbook", "description": "Company policies"}},
+    )
+    admin_post(client, "/api/chat-admin/agent", {"agent": {"agentId": "researcher", "basePrompt": "You research.", "toolIds": []}})
+    admin_post(
+        client,
+        "/api/chat-admin/agent",
+        {
+            "agent": {
+                "agentId": "helper",
+                "basePrompt": "You help {{user.firstName}}.",
+                "toolIds": ["weather@1"],
+                "knowledgeBases": [{"id": "handbook"}],
+                "collaborators": [{"agentId": "researcher", "instruction": "Ask for research", "historyRelay": "TO_AGENT"}],
+            }
+        },
+    )
+    admin_post(client, "/api/chat-admin/tagdef", {"tagDefinition": tag_payload()})
+    admin_post(
+        client,
+        "/api/chat-admin/semantic-directive",
+        {
+            "semanticDirective": {
+                "scope": "agent#helper",
+                "id": "answer-in-french",
+                "description": "French",
+                "instructions": "Answer in French.",
+            }
+        },
+    )
+    admin_post(client, "/api/chat-admin/chat-app", {"chatApp": {"chatAppId": "support", "title": "Support", "agentId": "helper"}})
+
+
+def export(client: APIClient) -> dict[str, Any]:
+    return export_body(client)["config"]
+
+
+def export_body(client: APIClient) -> dict[str, Any]:
+    response = client.get("/api/chat-admin/config")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def apply(client: APIClient, config: dict[str, Any], **options: Any) -> Any:
+    return client.post("/api/chat-admin/config/apply", {"config": config, "userId": "deployer", **options}, format="json")
+
+
+def applied(client: APIClient, config: dict[str, Any], **options: Any) -> list[dict[str, str]]:
+    response = apply(client, config, **options)
+    assert response.status_code == 200, response.json()
+    assert response.json()["success"] is True
+    return response.json()["changes"]
+
+
+def with_secret(config: dict[str, Any]) -> dict[str, Any]:
+    """The export with the real secret filled in, as an operator does for a new deployment (docs/deploy.md)."""
+    config = copy.deepcopy(config)
+    for tool in config["tools"]:
+        if "auth" in tool:
+            tool["auth"]["clientSecret"] = SECRET
+    return config
+
+
+def empty_deployment(client: APIClient) -> None:
+    """Delete every definition through the Admin API, chat apps first, as a fresh deployment has none."""
+    for app in client.post("/api/chat-admin/chat-apps/search", {}, format="json").json()["chatApps"]:
+        assert client.delete(f"/api/chat-admin/chat-app/{app['chatAppId']}").status_code == 200
+    for agent_id in ("helper", "researcher"):
+        assert client.delete(f"/api/chat-admin/agent/{agent_id}").status_code == 200
+    assert client.delete("/api/chat-admin/knowledge-base/handbook").status_code == 200
+    for tool_id in ("weather@1", "forecast@2"):
+        assert client.delete(f"/api/chat-admin/tool/{tool_id}").status_code == 200
+    client.delete("/api/chat-admin/tagdef", {"tagDefinition": {"scope": "demo", "tag": "chart"}}, format="json")
+    client.delete(
+        "/api/chat-admin/semantic-directive", {"semanticDirective": {"scope": "agent#helper", "id": "answer-in-french"}}, format="json"
+    )
+    assert all(definitions == [] for definitions in export(client).values())
+
+
+def audit_count() -> int:
+    return AuditEntry.objects.count()
+
+
+def test_export_lists_every_kind_without_stamps_versions_counts_or_secrets(admin_client):
+    populate(admin_client)
+
+    body = export_body(admin_client)
+
+    assert body["success"] is True
+    config = body["config"]
+    assert set(config) == set(KINDS)
+    assert [tool["toolId"] for tool in config["tools"]] == ["forecast@2", "weather@1"]
+    assert config["tools"][0]["auth"]["clientSecret"] == "********"
+    assert SECRET not in str(body)
+    assert [agent["agentId"] for agent in config["agents"]] == ["helper", "researcher"]
+    assert config["knowledgeBases"] == [
+        {
+            "knowledgeBaseId": "handbook",
+            "name": "Handbook",
+            "description": "Company policies",
+            "source": "local",
+            "externalId": None,
+            "retrieval": {"strategy": "tool", "topK": 5, "mode": "lexical"},
+            "accessRules": None,
+        }
+    ]
+    assert config["semanticDirectives"][0]["id"] == "answer-in-french"
+    assert config["chatApps"][0]["agentId"] == "helper"
+    managed = {"version", "createdBy", "lastModifiedBy", "lastUpdatedBy", "createdAt", "updatedAt", "createDate", "lastUpdate"}
+    managed |= {"documentCount", "chunkCount", "groupId"}
+    for kind in KINDS:
+        for definition in config[kind]:
+            assert managed.isdisjoint(definition), (kind, definition)
+
+
+def test_export_then_apply_on_an_empty_deployment_gives_the_same_export(admin_client):
+    populate(admin_client)
+    exported = export(admin_client)
+    empty_deployment(admin_client)
+
+    changes = applied(admin_client, with_secret(exported))
+
+    assert {change["action"] for change in changes} == {"create"}
+    kinds = ["tools", "tools", "knowledgeBases", "agents", "agents", "tagDefinitions", "semanticDirectives", "chatApps"]
+    assert [change["kind"] for change in changes] == kinds
+    # The collaborator is written before the agent that lists it.
+    assert [change["id"] for change in changes if change["kind"] == "agents"] == ["researcher", "helper"]
+    assert export(admin_client) == exported
+    stored = admin_client.get("/api/chat-admin/agent/helper").json()["agent"]
+    assert stored["createdBy"] == "deployer"
+
+
+def test_applying_the_same_config_twice_changes_nothing_the_second_time(admin_client):
+    populate(admin_client)
+    exported = export(admin_client)
+    before = {
+        "tool": admin_client.get("/api/chat-admin/tool/weather@1").json()["tool"],
+        "agent": admin_client.get("/api/chat-admin/agent/helper").json()["agent"],
+        "tags": admin_client.post("/api/chat-admin/tagdef/search", {}, format="json").json()["tagDefinitions"],
+    }
+    audits = audit_count()
+
+    changes = applied(admin_client, exported)
+    again = applied(admin_client, exported)
+
+    for result in (changes, again):
+        assert len(result) == 8
+        assert {change["action"] for change in result} == {"unchanged"}
+    assert admin_client.get("/api/chat-admin/tool/weather@1").json()["tool"] == before["tool"]
+    assert admin_client.get("/api/chat-admin/agent/helper").json()["agent"] == before["agent"]
+    assert admin_client.get("/api/chat-admin/agent/helper/versions").json()["versions"][0]["version"] == 1
+    assert admin_client.post("/api/chat-admin/tagdef/search", {}, format="json").json()["tagDefinitions"] == before["tags"]
+    assert audit_count() == audits
+
+
+def test_a_changed_definition_is_updated_once_with_a_new_version_and_an_audit_entry(admin_client):
+    populate(admin_client)
+    config = export(admin_client)
+    config["agents"][0]["basePrompt"] = "You help, briefly."
+    audits = audit_count()
+
+    changes = applied(admin_client, config)
+
+    assert [change for change in changes if change["action"] != "unchanged"] == [{"kind": "agents", "id": "helper", "action": "update"}]
+    agent = admin_client.get("/api/chat-admin/agent/helper").json()["agent"]
+    assert (agent["basePrompt"], agent["version"], agent["lastModifiedBy"]) == ("You help, briefly.", 2, "deployer")
+    assert audit_count() == audits + 1
+
+
+def test_one_invalid_definition_is_a_400_naming_it_and_nothing_is_written(admin_client):
+    config = {
+        "tools": [tool_payload("inline", code=INLINE_CODE)],
+        "agents": [{"agentId": "helper", "basePrompt": "   ", "toolIds": ["weather@1"]}],
+    }
+
+    body = assert_error(apply(admin_client, config), 400, "INVALID_REQUEST")
+
+    assert "config.agents[helper].basePrompt" in body["error"]
+    assert all(definitions == [] for definitions in export(admin_client).values())
+
+
+def test_a_definition_naming_a_missing_record_rolls_back_the_ones_written_before_it(admin_client):
+    config = {
+        "tools": [tool_payload("inline")],
+        "agents": [{"agentId": "helper", "basePrompt": "Hi", "toolIds": ["weather@1"]}],
+        "chatApps": [{"chatAppId": "support", "title": "Support", "agentId": "nobody"}],
+    }
+
+    body = assert_error(apply(admin_client, config), 400, "INVALID_REQUEST")
+
+    assert body["error"] == "config.chatApps[support].agentId: agent nobody does not exist"
+    assert all(definitions == [] for definitions in export(admin_client).values())
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ([], "config: must be an object of definition lists"),
+        ({"widgets": []}, "config.widgets: is not a kind of definition"),
+        ({"tools": {}}, "config.tools: must be a list of definitions"),
+        ({"agents": [{"basePrompt": "Hi"}]}, "config.agents[0].agentId: is required"),
+        ({"tools": [tool_payload(), tool_payload()]}, "config.tools[1]: weather@1 is listed twice (also at index 0)"),
+        ({"tools": [tool_payload(description="x" * 600)]}, "config.tools[weather@1].description"),
+    ],
+)
+def test_a_malformed_document_is_a_400_naming_where(admin_client, config, message):
+    assert_error(apply(admin_client, config), 400, "INVALID_REQUEST", mentions=message)
+
+
+def test_prune_deletes_the_unlisted_records_of_the_kinds_present_only(admin_client):
+    populate(admin_client)
+    config = export(admin_client)
+    kept = {
+        "tools": [tool for tool in config["tools"] if tool["toolId"] == "weather@1"],
+        "tagDefinitions": [],
+        "agents": [agent for agent in config["agents"] if agent["agentId"] == "helper"],
+    }
+    kept["agents"][0]["collaborators"] = None
+
+    changes = applied(admin_client, kept, prune=True)
+
+    deletes = [(change["kind"], change["id"]) for change in changes if change["action"] == "delete"]
+    assert deletes == [("tagDefinitions", "demo.chart"), ("agents", "researcher"), ("tools", "forecast@2")]
+    after = export(admin_client)
+    assert [tool["toolId"] for tool in after["tools"]] == ["weather@1"]
+    assert after["tagDefinitions"] == []
+    assert [agent["agentId"] for agent in after["agents"]] == ["helper"]
+    # Kinds the document leaves out are neither written nor pruned.
+    assert len(after["semanticDirectives"]) == len(after["chatApps"]) == len(after["knowledgeBases"]) == 1
+
+
+def test_a_refused_prune_is_a_400_and_nothing_is_written(admin_client):
+    populate(admin_client)
+
+    body = assert_error(apply(admin_client, {"knowledgeBases": []}, prune=True), 400, "INVALID_REQUEST")
+
+    assert body["error"].startswith("config.knowledgeBases[handbook].knowledgeBaseId: knowledge base handbook is used by agents helper")
+    assert len(export(admin_client)["knowledgeBases"]) == 1
+
+
+def test_a_redacted_secret_keeps_the_stored_one_and_a_new_one_replaces_it(admin_client):
+    populate(admin_client)
+    config = export(admin_client)
+    config["tools"][0]["description"] = "Forecasts, redacted secret sent back"
+
+    changes = applied(admin_client, {"tools": config["tools"]})
+
+    assert {"kind": "tools", "id": "forecast@2", "action": "update"} in changes
+    assert ToolDefinition.objects.get(tool_id="forecast@2").auth["clientSecret"] == SECRET
+    config["tools"][0]["auth"]["clientSecret"] = "rotated-secret"
+    assert {"kind": "tools", "id": "forecast@2", "action": "update"} in applied(admin_client, {"tools": config["tools"]})
+    assert ToolDefinition.objects.get(tool_id="forecast@2").auth["clientSecret"] == "rotated-secret"
+
+
+def test_a_redacted_secret_cannot_create_a_tool(admin_client):
+    populate(admin_client)
+    config = export(admin_client)
+    empty_deployment(admin_client)
+
+    body = assert_error(apply(admin_client, config), 400, "INVALID_REQUEST")
+
+    assert "config.tools[forecast@2].auth.clientSecret: must be the secret itself" in body["error"]
+
+
+def test_a_dry_run_reports_the_changes_and_writes_nothing(admin_client):
+    populate(admin_client)
+    config = export(admin_client)
+    empty_deployment(admin_client)
+    config = with_secret(config)
+    audits = audit_count()
+
+    changes = applied(admin_client, config, dryRun=True)
+
+    assert len(changes) == 8 and {change["action"] for change in changes} == {"create"}
+    assert all(definitions == [] for definitions in export(admin_client).values())
+    assert audit_count() == audits
+    assert applied(admin_client, config) == changes
+
+
+def test_a_non_admin_may_neither_export_nor_apply(user_client):
+    assert_error(user_client.get("/api/chat-admin/config"), 403, "INSUFFICIENT_PERMISSIONS")
+    assert_error(apply(user_client, {"tools": [tool_payload()]}), 403, "INSUFFICIENT_PERMISSIONS")
+
+
+def test_apply_options_must_be_booleans(admin_client):
+    assert_error(apply(admin_client, {}, prune="yes"), 400, "INVALID_REQUEST", mentions="prune: must be true or false")
