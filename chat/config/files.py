@@ -23,10 +23,12 @@ def format_of(path: Path) -> str:
 
 
 def dumps(config: dict[str, Any], file_format: str) -> str:
+    text = json.dumps(config, indent=2, ensure_ascii=False)
     if file_format == "json":
-        return json.dumps(config, indent=2, ensure_ascii=False) + "\n"
-    # Block style and the export's own key order: a reviewer reads the diff of this file.
-    return yaml.safe_dump(config, sort_keys=False, allow_unicode=True, default_flow_style=False, width=120)
+        return text + "\n"
+    # Plain values (serializers hand out choice enums and their own dict types); block style and the
+    # export's own key order: a reviewer reads the diff of this file.
+    return yaml.safe_dump(json.loads(text), sort_keys=False, allow_unicode=True, default_flow_style=False, width=120)
 
 
 def load(path: Path) -> Any:
