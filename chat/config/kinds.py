@@ -47,7 +47,6 @@ class Kind:
     validates one without writing, where its rules need no other record of the configuration."""
 
     name: str
-    id_field: str
     id_of: Callable[[Mapping[str, Any]], str]
     records: Callable[[], Iterable[models.Model]]
     record_id: Callable[[Any], str]
@@ -79,7 +78,6 @@ _TOOL_SERVER_MANAGED = frozenset({"version", "createdBy", "lastModifiedBy", "cre
 
 TOOLS = Kind(
     name="tools",
-    id_field="toolId",
     id_of=_string_id("toolId"),
     records=lambda: ToolDefinition.objects.order_by("tool_id"),
     record_id=lambda tool: tool.tool_id,
@@ -100,7 +98,6 @@ def _knowledge_base_check(definition: dict[str, Any]) -> None:
 
 KNOWLEDGE_BASES = Kind(
     name="knowledgeBases",
-    id_field="knowledgeBaseId",
     id_of=_string_id("knowledgeBaseId"),
     records=lambda: with_counts(KnowledgeBase.objects.order_by("knowledge_base_id")),
     record_id=lambda base: base.knowledge_base_id,
@@ -116,7 +113,6 @@ KNOWLEDGE_BASES = Kind(
 
 AGENTS = Kind(
     name="agents",
-    id_field="agentId",
     id_of=_string_id("agentId"),
     records=lambda: AgentDefinition.objects.order_by("agent_id"),
     record_id=lambda agent: agent.agent_id,
@@ -157,7 +153,6 @@ def _tag_delete(tag_id: str, user_id: str) -> None:
 
 TAG_DEFINITIONS = Kind(
     name="tagDefinitions",
-    id_field="scope",
     id_of=_tag_id,
     records=lambda: TagDefinition.objects.order_by("scope", "tag"),
     record_id=lambda definition: f"{definition.scope}.{definition.tag}",
@@ -190,7 +185,6 @@ def _directive_delete(key: str, user_id: str) -> None:
 
 SEMANTIC_DIRECTIVES = Kind(
     name="semanticDirectives",
-    id_field="id",
     id_of=_directive_id,
     records=lambda: SemanticDirective.objects.order_by("scope", "directive_id"),
     record_id=lambda directive: f"{directive.scope}/{directive.directive_id}",
@@ -205,7 +199,6 @@ SEMANTIC_DIRECTIVES = Kind(
 
 CHAT_APPS = Kind(
     name="chatApps",
-    id_field="chatAppId",
     id_of=_string_id("chatAppId"),
     records=lambda: ChatApp.objects.order_by("chat_app_id"),
     record_id=lambda app: app.chat_app_id,
