@@ -101,7 +101,7 @@ KNOWLEDGE_BASES = Kind(
     id_of=_string_id("knowledgeBaseId"),
     records=lambda: with_counts(KnowledgeBase.objects.order_by("knowledge_base_id")),
     record_id=lambda base: base.knowledge_base_id,
-    get=lambda base_id: KnowledgeBase.objects.filter(pk=base_id).first(),
+    get=lambda base_id: with_counts(KnowledgeBase.objects.filter(pk=base_id)).first(),
     render=lambda base: _without(KnowledgeBaseSerializer(base).data, KNOWLEDGE_SERVER_MANAGED_FIELDS),
     upsert=lambda definition, user_id: knowledge_services.knowledge_base_upsert(data=definition, user_id=user_id),
     delete=lambda base_id, user_id: knowledge_services.knowledge_base_delete(knowledge_base_id=base_id, user_id=user_id),

@@ -117,6 +117,8 @@ def _write(kind: Kind, definition_id: str, definition: dict[str, Any], *, user_i
     """Write one definition through its service; roll it back when it changed nothing but the
     stamps some services refresh on every write, so a re-apply leaves the record as it was."""
     existing = kind.get(definition_id)
+    if existing is not None and kind.render(existing) == definition:
+        return Action.UNCHANGED  # as exported: nothing to validate again or write (a re-applied release)
     before = audit.snapshot(existing) if existing is not None else None
     savepoint = transaction.savepoint()
     try:

@@ -7,7 +7,7 @@ import pytest
 
 from tests.config.conftest import KINDS, SECRET, applied, apply, audit_count, empty_deployment, export, export_body, populate, with_secret
 from tests.conftest import assert_error
-from tests.factories import INLINE_CODE, tool_payload
+from tests.factories import INLINE_CODE, tag_payload, tool_payload
 from tools.models import ToolDefinition
 
 pytestmark = pytest.mark.django_db
@@ -82,6 +82,37 @@ def test_applying_the_same_config_twice_changes_nothing_the_second_time(admin_cl
     assert admin_client.get("/api/chat-admin/agent/helper").json()["agent"] == before["agent"]
     assert admin_client.get("/api/chat-admin/agent/helper/versions").json()["versions"][0]["version"] == 1
     assert admin_client.post("/api/chat-admin/tagdef/search", {}, format="json").json()["tagDefinitions"] == before["tags"]
+    assert audit_count() == audits
+
+
+def test_a_definition_written_differently_but_meaning_the_same_is_unchanged(admin_client):
+    populate(admin_client)
+    before = export_body(admin_client)
+    stamps = admin_client.post("/api/chat-admin/tagdef/search", {}, format="json").json()["tagDefinitions"][0]["lastUpdate"]
+    audits = audit_count()
+    config = {
+        "tools": [tool_payload("inline")],  # lifecycle, tags and executionTimeout left to their stored values
+        "tagDefinitions": [tag_payload(renderingContexts={"inline": True})],  # the boolean form of a context
+        "semanticDirectives": [
+            {
+                "scopeType": "agent",
+                "scopeValue": "helper",
+                "id": "answer-in-french",
+                "description": "French",
+                "instructions": "Answer in French.",
+            }
+        ],
+    }
+
+    changes = applied(admin_client, config)
+
+    assert changes == [
+        {"kind": "tools", "id": "weather@1", "action": "unchanged"},
+        {"kind": "tagDefinitions", "id": "demo.chart", "action": "unchanged"},
+        {"kind": "semanticDirectives", "id": "agent#helper/answer-in-french", "action": "unchanged"},
+    ]
+    assert export_body(admin_client) == before
+    assert admin_client.post("/api/chat-admin/tagdef/search", {}, format="json").json()["tagDefinitions"][0]["lastUpdate"] == stamps
     assert audit_count() == audits
 
 
