@@ -50,7 +50,12 @@ def load(scale: int) -> None:
     for i in range(20 * scale):
         knowledge_base_upsert(data={"knowledgeBaseId": f"kb-{i}", "name": f"KB {i}", "description": "Docs"}, user_id="bench")
     for i in range(100 * scale):
-        agent = {"agentId": f"agent-{i}", "basePrompt": f"You are agent {i}.", "toolIds": [f"tool-{i}@1"], "knowledgeBases": [{"id": "kb-0"}]}
+        agent = {
+            "agentId": f"agent-{i}",
+            "basePrompt": f"You are agent {i}.",
+            "toolIds": [f"tool-{i}@1"],
+            "knowledgeBases": [{"id": "kb-0"}],
+        }
         agent_upsert(data=agent, user_id="bench")
     from tags.serializers import TagDefinitionSerializer
 
