@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from django.core.serializers.json import DjangoJSONEncoder
 
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 
@@ -39,6 +40,11 @@ def load(path: Path) -> Any:
     except OSError as exc:
         raise FileFormatError(f"{path}: {exc.strerror}") from None
     try:
-        return json.loads(text) if file_format == "json" else yaml.safe_load(text)
+        document = json.loads(text) if file_format == "json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise FileFormatError(f"{path}: not valid {file_format.upper()}: {exc}") from None
+    try:
+        # JSON values only, as the API receives them: YAML reads an unquoted 2026-01-31 as a date.
+        return json.loads(json.dumps(document, cls=DjangoJSONEncoder))
+    except (TypeError, ValueError) as exc:
+        raise FileFormatError(f"{path}: holds a value JSON cannot: {exc}") from None

@@ -75,12 +75,38 @@ def test_apply_reports_an_invalid_definition_and_writes_nothing(admin_client, tm
     assert export(admin_client)["agents"] == []
 
 
+def test_a_yaml_date_written_without_quotes_is_read_as_its_text(admin_client, tmp_path):
+    path = tmp_path / "tools.yaml"
+    path.write_text(
+        """
+tools:
+- toolId: clock@1
+  executionType: inline
+  name: clock
+  displayName: Clock
+  description: Tells the time
+  supportedAgentFrameworks: [hosted]
+  functionSchema:
+  - {name: now, description: The time, parameters: {}}
+  code: "() => Date.now()"
+  lifecycle:
+    status: deprecated
+    deprecationDate: 2027-01-31
+""",
+        encoding="utf-8",
+    )
+
+    assert run("apply_config", str(path)) == "create tools clock@1\ncreate 1, update 0, delete 0, unchanged 0\n"
+    assert export(admin_client)["tools"][0]["lifecycle"]["deprecationDate"].startswith("2027-01-31")
+
+
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [
         ("config.txt", "{}", "the extension must be .yaml, .yml or .json"),
         ("config.json", "{not json", "not valid JSON"),
         ("config.yaml", "tools: [unclosed", "not valid YAML"),
+        ("config.yaml", "tools: !!binary aGk=", "holds a value JSON cannot"),
     ],
 )
 def test_apply_refuses_a_file_it_cannot_read(db, tmp_path, name, text, message):
