@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chat.config.kinds import KINDS
@@ -13,12 +14,14 @@ _BOOLEAN = {"invalid": "must be true or false"}
 
 def _definitions(kind: str) -> serializers.ListField:
     return serializers.ListField(
-        child=serializers.JSONField(), required=False, help_text=f"{kind}: each in its Admin API shape, without stamps, versions or counts."
+        child=serializers.DictField(), required=False, help_text=f"{kind}: each in its Admin API shape, without stamps, versions or counts."
     )
 
 
 class ConfigSerializer(serializers.Serializer):
     """The configuration document; a kind left out is neither written nor pruned."""
+
+    REFUSES_UNKNOWN_FIELDS = True  # an unknown kind is a 400 (chat.config.services)
 
     tools = _definitions("ToolDefinition")
     knowledgeBases = _definitions("KnowledgeBase")
@@ -28,8 +31,13 @@ class ConfigSerializer(serializers.Serializer):
     chatApps = _definitions("ChatApp")
 
 
+@extend_schema_field(ConfigSerializer)
+class ConfigField(serializers.JSONField):
+    """Parsed as it comes: chat.config.services names the kind, id and field of what is wrong."""
+
+
 class ConfigApplyRequestSerializer(serializers.Serializer):
-    config = serializers.JSONField(help_text="As GET /api/chat-admin/config answers it: {tools, agents, ...}.")
+    config = ConfigField(help_text="As GET /api/chat-admin/config answers it: {tools, agents, ...}.")
     dryRun = StrictBooleanField(required=False, default=False, error_messages=_BOOLEAN, help_text="Report the changes; write nothing.")
     prune = StrictBooleanField(
         required=False,
