@@ -192,6 +192,19 @@ def test_prune_deletes_the_unlisted_records_of_the_kinds_present_only(admin_clie
     assert len(after["semanticDirectives"]) == len(after["chatApps"]) == len(after["knowledgeBases"]) == 1
 
 
+def test_prune_deletes_chat_apps_then_supervisors_then_their_collaborators(admin_client):
+    populate(admin_client)
+
+    changes = applied(admin_client, {"agents": [], "chatApps": []}, prune=True)
+
+    assert changes == [
+        {"kind": "chatApps", "id": "support", "action": "delete"},
+        {"kind": "agents", "id": "helper", "action": "delete"},
+        {"kind": "agents", "id": "researcher", "action": "delete"},
+    ]
+    assert export(admin_client)["agents"] == []
+
+
 def test_a_refused_prune_is_a_400_and_nothing_is_written(admin_client):
     populate(admin_client)
 
