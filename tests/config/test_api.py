@@ -194,11 +194,15 @@ def test_prune_deletes_the_unlisted_records_of_the_kinds_present_only(admin_clie
 
 def test_prune_deletes_chat_apps_then_supervisors_then_their_collaborators(admin_client):
     populate(admin_client)
+    supervisor = {"agentId": "zeta", "basePrompt": "You lead.", "toolIds": []}
+    supervisor["collaborators"] = [{"agentId": "helper", "instruction": "Ask for help", "historyRelay": "TO_AGENT"}]
+    admin_client.post("/api/chat-admin/agent", {"agent": supervisor}, format="json")
 
     changes = applied(admin_client, {"agents": [], "chatApps": []}, prune=True)
 
     assert changes == [
         {"kind": "chatApps", "id": "support", "action": "delete"},
+        {"kind": "agents", "id": "zeta", "action": "delete"},
         {"kind": "agents", "id": "helper", "action": "delete"},
         {"kind": "agents", "id": "researcher", "action": "delete"},
     ]
