@@ -8,20 +8,22 @@ them in dependency order: a kind only refers to kinds before it.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from rest_framework import serializers
 
 from agents import services as agent_services
 from agents.models import AgentDefinition
 from agents.serializers import SERVER_MANAGED_FIELDS as AGENT_SERVER_MANAGED_FIELDS
-from agents.serializers import AgentSerializer
+from agents.serializers import AgentSerializer, AgentWriteSerializer
 from chat.chat_apps import services as chat_app_services
 from chat.chat_apps.models import ChatApp
-from chat.chat_apps.serializers import CHAT_APP_SERVER_MANAGED_FIELDS, ChatAppSerializer
+from chat.chat_apps.serializers import CHAT_APP_SERVER_MANAGED_FIELDS, ChatAppSerializer, ChatAppWriteSerializer
 from directives import services as directive_services
 from directives.models import SemanticDirective
 from directives.serializers import SemanticDirectiveSerializer, validate_directive, validate_directive_key
@@ -29,7 +31,7 @@ from knowledge import services as knowledge_services
 from knowledge.models import KnowledgeBase
 from knowledge.selectors import with_counts
 from knowledge.serializers import SERVER_MANAGED_FIELDS as KNOWLEDGE_SERVER_MANAGED_FIELDS
-from knowledge.serializers import KnowledgeBaseSerializer, validate_knowledge_base
+from knowledge.serializers import KnowledgeBaseSerializer, KnowledgeBaseWriteSerializer, validate_knowledge_base
 from tags import services as tag_services
 from tags.models import TagDefinition
 from tags.serializers import TagDefinitionSerializer, render
@@ -61,6 +63,20 @@ def _without(data: Mapping[str, Any], fields: Iterable[str]) -> dict[str, Any]:
     return {name: value for name, value in data.items() if name not in set(fields)}
 
 
+def _whole(serializer_class: type[serializers.Serializer], model: type[models.Model]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A definition completed with the default of each optional field it leaves out: a configuration
+    states the whole record, where the Admin API's upsert keeps what an update does not name."""
+    defaults = {}
+    for name, field in serializer_class().fields.items():
+        if field.required or field.read_only:
+            continue
+        try:
+            defaults[name] = model._meta.get_field(field.source).get_default()
+        except FieldDoesNotExist:
+            continue  # e.g. a knowledge base's `retrieval`, several fields in one: its keys keep their values
+    return lambda definition: {**copy.deepcopy(defaults), **definition}
+
+
 def _string_id(field: str) -> Callable[[Mapping[str, Any]], str]:
     def id_of(definition: Mapping[str, Any]) -> str:
         value = definition.get(field)
@@ -74,6 +90,13 @@ def _string_id(field: str) -> Callable[[Mapping[str, Any]], str]:
 # --- tools ---------------------------------------------------------------------------------------
 
 _TOOL_SERVER_MANAGED = frozenset({"version", "createdBy", "lastModifiedBy", "createdAt", "updatedAt"})
+# Left out of an export when unset; null clears them (docs/api.md, "Tools"). The variant fields follow
+# `executionType`, and `lifecycle` keeps its stored value: its moves have rules of their own.
+_TOOL_OPTIONAL = ("accessRules", "approval", "testType", "auth")
+
+
+def _tool_whole(definition: dict[str, Any]) -> dict[str, Any]:
+    return {**dict.fromkeys(_TOOL_OPTIONAL), **definition}
 
 
 TOOLS = Kind(
@@ -83,9 +106,9 @@ TOOLS = Kind(
     record_id=lambda tool: tool.tool_id,
     get=lambda tool_id: ToolDefinition.objects.filter(tool_id=tool_id).first(),
     render=lambda tool: _without(ToolSerializer(tool).data, _TOOL_SERVER_MANAGED),
-    upsert=lambda definition, user_id: tool_services.tool_upsert(tool=definition, user_id=user_id),
+    upsert=lambda definition, user_id: tool_services.tool_upsert(tool=_tool_whole(definition), user_id=user_id),
     delete=lambda tool_id, user_id: tool_services.tool_delete(tool_id=tool_id, user_id=user_id),
-    check=lambda definition: tool_services.tool_check(tool=definition),
+    check=lambda definition: tool_services.tool_check(tool=_tool_whole(definition)),
 )
 
 # --- knowledge bases -----------------------------------------------------------------------------
@@ -93,8 +116,10 @@ TOOLS = Kind(
 
 def _knowledge_base_check(definition: dict[str, Any]) -> None:
     existing = KnowledgeBase.objects.filter(pk=definition["knowledgeBaseId"]).first()
-    validate_knowledge_base(definition, existing=existing)
+    validate_knowledge_base(_kb_whole(definition), existing=existing)
 
+
+_kb_whole = _whole(KnowledgeBaseWriteSerializer, KnowledgeBase)
 
 KNOWLEDGE_BASES = Kind(
     name="knowledgeBases",
@@ -103,13 +128,15 @@ KNOWLEDGE_BASES = Kind(
     record_id=lambda base: base.knowledge_base_id,
     get=lambda base_id: with_counts(KnowledgeBase.objects.filter(pk=base_id)).first(),
     render=lambda base: _without(KnowledgeBaseSerializer(base).data, KNOWLEDGE_SERVER_MANAGED_FIELDS),
-    upsert=lambda definition, user_id: knowledge_services.knowledge_base_upsert(data=definition, user_id=user_id),
+    upsert=lambda definition, user_id: knowledge_services.knowledge_base_upsert(data=_kb_whole(definition), user_id=user_id),
     delete=lambda base_id, user_id: knowledge_services.knowledge_base_delete(knowledge_base_id=base_id, user_id=user_id),
     check=_knowledge_base_check,
 )
 
 # --- agents: their rules name tools, knowledge bases and other agents, so they are checked as they are written
 
+
+_agent_whole = _whole(AgentWriteSerializer, AgentDefinition)
 
 AGENTS = Kind(
     name="agents",
@@ -118,7 +145,7 @@ AGENTS = Kind(
     record_id=lambda agent: agent.agent_id,
     get=lambda agent_id: AgentDefinition.objects.filter(agent_id=agent_id).first(),
     render=lambda agent: _without(AgentSerializer(agent).data, AGENT_SERVER_MANAGED_FIELDS),
-    upsert=lambda definition, user_id: agent_services.agent_upsert(data=definition, user_id=user_id),
+    upsert=lambda definition, user_id: agent_services.agent_upsert(data=_agent_whole(definition), user_id=user_id),
     delete=lambda agent_id, user_id: agent_services.agent_delete(agent_id=agent_id, user_id=user_id),
 )
 
@@ -197,6 +224,8 @@ SEMANTIC_DIRECTIVES = Kind(
 
 # --- chat apps: their rules name an agent ---------------------------------------------------------
 
+_chat_app_whole = _whole(ChatAppWriteSerializer, ChatApp)
+
 CHAT_APPS = Kind(
     name="chatApps",
     id_of=_string_id("chatAppId"),
@@ -204,7 +233,7 @@ CHAT_APPS = Kind(
     record_id=lambda app: app.chat_app_id,
     get=lambda chat_app_id: ChatApp.objects.filter(chat_app_id=chat_app_id).first(),
     render=lambda app: _without(ChatAppSerializer(app).data, CHAT_APP_SERVER_MANAGED_FIELDS),
-    upsert=lambda definition, user_id: chat_app_services.chat_app_upsert(data=definition, user_id=user_id),
+    upsert=lambda definition, user_id: chat_app_services.chat_app_upsert(data=_chat_app_whole(definition), user_id=user_id),
     delete=lambda chat_app_id, user_id: chat_app_services.chat_app_delete(chat_app_id=chat_app_id, user_id=user_id),
 )
 

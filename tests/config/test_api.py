@@ -116,6 +116,29 @@ def test_a_definition_written_differently_but_meaning_the_same_is_unchanged(admi
     assert audit_count() == audits
 
 
+def test_an_optional_field_left_out_of_a_definition_takes_its_default(admin_client):
+    populate(admin_client)
+    rule = [{"condition": "user.userType == 'internal-user'", "effect": "allow"}]
+    admin_client.post("/api/chat-admin/tool", {"tool": {"toolId": "weather@1", "accessRules": rule}}, format="json")
+    admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "foundationModel": "offline"}}, format="json")
+    admin_client.post("/api/chat-admin/chat-app", {"chatApp": {"chatAppId": "support", "retentionDays": 30}}, format="json")
+    config = export(admin_client)
+    assert config["tools"][1]["accessRules"] == rule
+    del config["tools"][1]["accessRules"], config["agents"][0]["foundationModel"], config["chatApps"][0]["retentionDays"]
+
+    changes = applied(admin_client, config)
+
+    assert [change for change in changes if change["action"] != "unchanged"] == [
+        {"kind": "tools", "id": "weather@1", "action": "update"},
+        {"kind": "agents", "id": "helper", "action": "update"},
+        {"kind": "chatApps", "id": "support", "action": "update"},
+    ]
+    after = export(admin_client)
+    assert "accessRules" not in after["tools"][1]
+    assert after["agents"][0]["foundationModel"] is None
+    assert after["chatApps"][0]["retentionDays"] is None
+
+
 def test_a_changed_definition_is_updated_once_with_a_new_version_and_an_audit_entry(admin_client):
     populate(admin_client)
     config = export(admin_client)
