@@ -59,8 +59,8 @@ class Kind:
     check: Callable[[dict[str, Any]], object] | None = None
 
 
-def _without(data: Mapping[str, Any], fields: Iterable[str]) -> dict[str, Any]:
-    return {name: value for name, value in data.items() if name not in set(fields)}
+def _without(data: Mapping[str, Any], fields: frozenset[str]) -> dict[str, Any]:
+    return {name: value for name, value in data.items() if name not in fields}
 
 
 def _whole(serializer_class: type[serializers.Serializer], model: type[models.Model]) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -90,7 +90,7 @@ def _string_id(field: str) -> Callable[[Mapping[str, Any]], str]:
 # --- tools ---------------------------------------------------------------------------------------
 
 _TOOL_SERVER_MANAGED = frozenset({"version", "createdBy", "lastModifiedBy", "createdAt", "updatedAt"})
-# Left out of an export when unset; null clears them (docs/api.md, "Tools"). The variant fields follow
+# Left out of an export when unset; null clears them (tools.services). The variant fields follow
 # `executionType`, and `lifecycle` keeps its stored value: its moves have rules of their own.
 _TOOL_OPTIONAL = ("accessRules", "approval", "testType", "auth")
 
