@@ -73,6 +73,7 @@ format: install
 bench: install
 	$(PY) bench/api_overhead.py
 	$(PY) bench/admin_resources.py
+	$(PY) bench/config.py
 	$(PY) bench/converse.py
 	$(PY) bench/events.py
 	$(PY) bench/page.py

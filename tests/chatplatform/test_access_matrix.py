@@ -78,6 +78,8 @@ ACCESS: dict[str, Access] = {
     "DELETE api/chat-admin/chat-app/<str:chatAppId>": Access.ADMIN,
     "POST api/chat-admin/chat-apps/search": Access.ADMIN,
     "POST api/chat-admin/feedback": Access.ADMIN,
+    "GET api/chat-admin/config": Access.ADMIN,
+    "POST api/chat-admin/config/apply": Access.ADMIN,
     "GET api/chat-admin/sessions/<str:sessionId>/messages": Access.ADMIN,
     "POST api/chat-admin/sessions/search": Access.ADMIN,
     "GET api/chat-admin/sessions/<str:sessionId>/insights": Access.ADMIN,
