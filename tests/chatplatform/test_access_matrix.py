@@ -126,6 +126,9 @@ ACCESS: dict[str, Access] = {
     "POST v1/responses": Access.DOOR,
     "GET v1/responses/<str:responseId>": Access.DOOR,
     "GET ^v1(?:/.*)?$": Access.DOOR,
+    "POST mcp": Access.DOOR,
+    "GET mcp": Access.DOOR,
+    "DELETE mcp": Access.DOOR,
 }
 
 # A valid body where a route validates the body before it checks who acts ({sessionId}: bob's).
