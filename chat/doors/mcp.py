@@ -120,9 +120,10 @@ async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolR
     if admitted.refused is not None:
         if admitted.refused.code == Code.INVALID_CHAT_APP_ID:
             # Not a tool of this caller: the protocol's error for an unknown tool, whatever the reason.
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+            raise unknown_tool(params.name)
         return failed(admitted.refused)
-    assert admitted.door is not None
+    if admitted.door is None:  # not an `ask_` tool: the view admitted no turn
+        raise unknown_tool(params.name)
     return await answered(ctx, admitted.door)
 
 
@@ -145,6 +146,10 @@ async def answered(ctx: ServerRequestContext[Any, Any], door: DoorTurn) -> types
     finally:
         reader.close()  # leaving early (the client went away) does not stop the turn
     return failed(DoorError(500, Code.INTERNAL_ERROR, "the turn ended without an answer"))
+
+
+def unknown_tool(name: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}")
 
 
 def failed(error: DoorError) -> types.CallToolResult:
@@ -262,7 +267,11 @@ class McpView(DoorView):
     def failed(self, error: DoorError, request_id: Any) -> HttpResponse:
         """A refusal as a JSON-RPC error (the SDK's clients read its message), with its HTTP status
         and headers; the platform's code in `data`."""
-        body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": types.INVALID_REQUEST, "message": error.message, "data": {"code": error.code}}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {"code": types.INVALID_REQUEST, "message": error.message, "data": {"code": error.code}},
+        }
         response = HttpResponse(orjson.dumps(body), status=error.status, content_type="application/json")
         for name, value in error.headers.items():
             response[name] = value

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import httpx2
 import mcp_types as types
+import orjson
 import pytest
 from asgiref.sync import sync_to_async
 from mcp.client import Client, ClientSession
@@ -20,37 +21,67 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from chat.models import ChatSession
 from chat.users.models import ChatUser
+from chat.webhooks.models import WebhookDelivery
 from tests.conftest import bearer_token
 from tests.factories import ChatAppFactory, ChatSessionFactory
 from tests.peers import Reply
 from tests.servers import ServerProcess, asgi_server, database_url_of_test_db
 
+WEBHOOKS = '[{"url": "http://127.0.0.1:9/hook", "events": ["session.created"], "secret": "s"}]'
+
 pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"), pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def platform(openai_server: Any, transactional_db: None) -> Iterator[ServerProcess]:
+def platform_env() -> dict[str, str]:
+    """More of the platform process's environment, for a test to set."""
+    return {}
+
+
+@pytest.fixture
+def platform(openai_server: Any, transactional_db: None, platform_env: dict[str, str]) -> Iterator[ServerProcess]:
     """The platform in a process of its own, on this test's database, its model the scripted server.
     Chat apps: `support` for everyone, `team-desk` for internal users only."""
-    ChatAppFactory(chat_app_id="support", title="Support", description="Answers questions about your orders.", agent__agent_id="helper", agent__foundation_model="openai:test-model")
-    ChatAppFactory(chat_app_id="team-desk", title="Team desk", user_types=["internal-user"], agent__agent_id="desk", agent__foundation_model="openai:test-model")
+    ChatAppFactory(
+        chat_app_id="support",
+        title="Support",
+        description="Answers questions about your orders.",
+        agent__agent_id="helper",
+        agent__foundation_model="openai:test-model",
+    )
+    ChatAppFactory(
+        chat_app_id="team-desk",
+        title="Team desk",
+        user_types=["internal-user"],
+        agent__agent_id="desk",
+        agent__foundation_model="openai:test-model",
+    )
     env = {
         "DATABASE_URL": database_url_of_test_db(),
         "OPENAI_BASE_URL": openai_server.base_url,
         "OPENAI_API_KEY": "k",
         "CHAT_TITLE_MODEL": "offline",
         "LOG_LEVEL": "WARNING",
+        **platform_env,
     }
     with asgi_server(env) as server:
         yield server
 
 
 @asynccontextmanager
-async def mcp_session(server: ServerProcess, token: str | None) -> AsyncIterator[ClientSession]:
-    """An initialized MCP session (the initialize handshake) with `token` as its bearer token."""
+async def mcp_session(
+    server: ServerProcess, token: str | None, answers: list[httpx2.Response] | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialized MCP session (the initialize handshake) with `token` as its bearer token;
+    `answers` collects the HTTP responses the client received."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    async def received(response: httpx2.Response) -> None:
+        if answers is not None:
+            answers.append(response)
+
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        httpx2.AsyncClient(headers=headers, timeout=60, event_hooks={"response": [received]}) as http,
         streamable_http_client(f"{server.url}/mcp", http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):
@@ -86,6 +117,7 @@ async def test_each_chat_app_the_caller_may_use_is_a_tool(platform):
     assert [tool.name for tool in listed_for_staff.tools] == ["ask_support", "ask_team_desk"]
 
 
+@pytest.mark.parametrize("platform_env", [{"CHAT_WEBHOOKS": WEBHOOKS}])
 async def test_a_call_is_a_turn_of_the_chat_app_and_continues_its_session(platform, openai_server):
     openai_server.script([Reply(text="Your order ships today."), Reply(text="Tomorrow at noon.")])
 
@@ -111,6 +143,8 @@ async def test_a_call_is_a_turn_of_the_chat_app_and_continues_its_session(platfo
     assert messages[1]["messageId"] == first.structured_content["messageId"]
     # The model saw the session's history on the second turn.
     assert "Your order ships today." in str(openai_server.requests[-1]["messages"])
+    deliveries = [(d.event, str(d.session_id)) async for d in WebhookDelivery.objects.all()]
+    assert deliveries == [("session.created", session_id)]
 
 
 async def test_the_answer_streams_as_progress_notifications(platform, openai_server):
@@ -135,10 +169,13 @@ async def test_a_chat_app_the_caller_may_not_use_is_not_a_tool_as_an_unknown_one
             await session.call_tool("ask_team_desk", {"message": "hello"})
         with pytest.raises(MCPError) as unknown:
             await session.call_tool("ask_nothing_here", {"message": "hello"})
+        with pytest.raises(MCPError) as other:
+            await session.call_tool("search", {"query": "hello"})
 
     assert refused.value.code == unknown.value.code == types.INVALID_PARAMS
     assert refused.value.message == "Unknown tool: ask_team_desk"
     assert unknown.value.message == "Unknown tool: ask_nothing_here"
+    assert other.value.message == "Unknown tool: search"
     assert openai_server.requests == []
     assert not await ChatSession.objects.aexists()
 
@@ -150,7 +187,11 @@ async def test_without_valid_credentials_the_client_is_refused_with_401(platform
             pass
     assert refused.group_contains(MCPError, match="authentication credentials were not provided|invalid token", depth=None)
 
-    response = httpx.post(f"{platform.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={"Accept": "application/json, text/event-stream"})
+    response = httpx.post(
+        f"{platform.url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Accept": "application/json, text/event-stream"},
+    )
     assert response.status_code == 401
     assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
@@ -193,3 +234,35 @@ async def test_a_client_of_the_2026_protocol_lists_and_calls_without_a_handshake
     assert [tool.name for tool in tools.tools] == ["ask_support"]
     assert result.content[0].text == "Hello from the agent."
 
+
+async def test_get_opens_the_servers_stream_for_a_caller(platform):
+    headers = {"Accept": "text/event-stream"}
+    async with httpx.AsyncClient(base_url=platform.url, timeout=10) as http:
+        async with http.stream("GET", "/mcp", headers={**headers, "Authorization": f"Bearer {alice()}"}) as stream:
+            opened = (stream.status_code, stream.headers["content-type"])
+        anonymous = await http.get("/mcp", headers=headers)
+
+    assert opened[0] == 200 and opened[1].startswith("text/event-stream")
+    assert anonymous.status_code == 401
+
+
+@pytest.mark.parametrize("platform_env", [{"CHAT_RATE_LIMITS": '{"chat": 6}'}])
+async def test_each_request_counts_once_against_the_chat_api_rate_limit(platform, openai_server):
+    openai_server.script([Reply(text="Once.")])
+    answers: list[httpx2.Response] = []
+
+    async with mcp_session(platform, alice(), answers) as session:
+        await session.list_tools()
+        await session.call_tool("ask_support", {"message": "Hi"})
+        with pytest.raises(MCPError) as refused:
+            for _ in range(5):  # until the budget runs out
+                await session.list_tools()
+
+    methods = [orjson.loads(answer.request.content)["method"] for answer in answers]
+    remaining = [int(answer.headers["X-RateLimit-Remaining"]) for answer in answers]
+    assert methods[:4] == ["initialize", "notifications/initialized", "tools/list", "tools/call"]
+    assert remaining == [5, 4, 3, 2, 1, 0, 0]  # one per request, the tool call (a turn) included
+    assert answers[-1].status_code == 429
+    assert answers[-1].headers["Retry-After"]
+    assert "rate limit" in refused.value.message.lower()
+    assert await ChatSession.objects.acount() == 1
