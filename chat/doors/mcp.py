@@ -121,7 +121,7 @@ async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolR
         if admitted.refused.code == Code.INVALID_CHAT_APP_ID:
             # Not a tool of this caller: the protocol's error for an unknown tool, whatever the reason.
             raise unknown_tool(params.name)
-        return failed(admitted.refused)
+        return tool_error(admitted.refused)
     if admitted.door is None:  # not an `ask_` tool: the view admitted no turn
         raise unknown_tool(params.name)
     return await answered(ctx, admitted.door)
@@ -142,28 +142,34 @@ async def answered(ctx: ServerRequestContext[Any, Any], door: DoorTurn) -> types
                 structured = {"sessionId": done["sessionId"], "messageId": done["messageId"], "citations": done.get("citations") or []}
                 return types.CallToolResult(content=[types.TextContent(text=done["response"])], structured_content=structured)
             elif event.type == "error":
-                return failed(DoorError(event.status, event.data.get("code") or Code.INTERNAL_ERROR, event.data.get("error") or ""))
+                return tool_error(DoorError(event.status, event.data.get("code") or Code.INTERNAL_ERROR, event.data.get("error") or ""))
     finally:
         reader.close()  # leaving early (the client went away) does not stop the turn
-    return failed(DoorError(500, Code.INTERNAL_ERROR, "the turn ended without an answer"))
+    return tool_error(DoorError(500, Code.INTERNAL_ERROR, "the turn ended without an answer"))
 
 
 def unknown_tool(name: str) -> MCPError:
     return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}")
 
 
-def failed(error: DoorError) -> types.CallToolResult:
+def tool_error(error: DoorError) -> types.CallToolResult:
     """A refused or failed turn as the tool's error, naming why (docs/api.md, "Errors")."""
     return types.CallToolResult(content=[types.TextContent(text=f"{error.message} ({error.code})")], is_error=True)
 
 
-SERVER = Server("chat-platform", on_list_tools=list_tools, on_call_tool=call_tool)
+def input_schema(name: str) -> dict[str, Any] | None:
+    """A tool's input schema without listing the caller's tools (the SDK checks a 2026-07-28
+    call's `Mcp-Param-*` headers against it): every `ask_` tool has the same."""
+    return INPUT_SCHEMA if name.startswith(TOOL_PREFIX) else None
+
+
+SERVER = Server("chat-platform", on_list_tools=list_tools, on_call_tool=call_tool, get_tool_input_schema=input_schema)
 
 
 class Manager:
     """The SDK's session manager, running for as long as the event loop that started it. It serves
     requests in a task group of its own, entered here at the first request: the platform's ASGI
-    server runs without lifespan events (chatplatform.server)."""
+    application has no lifespan to enter it in (Django's handler serves HTTP only)."""
 
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -242,7 +248,7 @@ class McpView(DoorView):
         except ApiError:
             call = None  # too large: refused once the caller is admitted, as any body is
         if call is None:
-            return await self.get(request)
+            return await self.as_caller(request)
         request_id, params = call
         try:
             door = await admit_door(caller_of(request), lambda user: read_call(params, user))
@@ -256,13 +262,17 @@ class McpView(DoorView):
             door.events()  # started whatever the SDK made of the request: the admission stored its message
 
     async def get(self, request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+        return await self.as_caller(request)
+
+    delete = get
+
+    async def as_caller(self, request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+        """Any request but a turn's, admitted as the caller's (counted as a Chat API request)."""
         try:
             caller = await admit_door_caller(caller_of(request))
         except DoorError as error:
             return self.failed(error, None)
         return await self.serve(request, Admitted(caller.user), caller.headers)
-
-    delete = get
 
     def failed(self, error: DoorError, request_id: Any) -> HttpResponse:
         """A refusal as a JSON-RPC error (the SDK's clients read its message), with its HTTP status
