@@ -148,7 +148,8 @@ async def test_a_call_is_a_turn_of_the_chat_app_and_continues_its_session(platfo
 
 
 async def test_the_answer_streams_as_progress_notifications(platform, openai_server):
-    openai_server.script([Reply(chunks=["One ", "two ", "three."], token_delay=0.05)])
+    words = [f"word{n} " for n in range(30)]
+    openai_server.script([Reply(chunks=words, token_delay=0.02)])
     seen: list[tuple[float, str | None]] = []
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -157,10 +158,13 @@ async def test_the_answer_streams_as_progress_notifications(platform, openai_ser
     async with mcp_session(platform, alice()) as session:
         result = await session.call_tool("ask_support", {"message": "Count"}, progress_callback=progress)
 
-    assert result.content[0].text == "One two three."
-    assert "".join(message or "" for _, message in seen) == "One two three."
+    answer = "".join(words)
+    assert result.content[0].text == answer
+    assert "".join(message or "" for _, message in seen) == answer
     assert [value for value, _ in seen] == sorted({value for value, _ in seen})  # increasing
-    assert seen[-1][0] == len("One two three.")
+    assert seen[-1][0] == len(answer)
+    assert seen[0][1] == "word0 "  # the first text at once
+    assert 3 <= len(seen) < len(words)  # the rest a few at a time
 
 
 async def test_a_chat_app_the_caller_may_not_use_is_not_a_tool_as_an_unknown_one(platform, openai_server):
