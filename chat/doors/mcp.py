@@ -26,7 +26,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 
 from chat.chat_apps.models import ChatApp
 from chat.chat_apps.selectors import chat_apps_for_user
@@ -264,9 +264,10 @@ UNFORWARDED = {"connection", "content-length", "transfer-encoding", "keep-alive"
 
 
 class McpView(DoorView):
-    """`/mcp`: POST a JSON-RPC message, GET the server's stream, DELETE a session, as Streamable HTTP has them."""
+    """`/mcp`: POST a JSON-RPC message, GET the server's stream, as Streamable HTTP has them (a
+    stateless server has no session to DELETE)."""
 
-    http_method_names = ["get", "post", "delete", "options"]
+    http_method_names = ["get", "post", "options"]
 
     async def post(self, request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
         try:
@@ -290,7 +291,8 @@ class McpView(DoorView):
     async def get(self, request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
         return await self.as_caller(request)
 
-    delete = get
+    async def http_method_not_allowed(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return self.failed(door_error(exceptions.MethodNotAllowed(request.method or "")), None)
 
     async def as_caller(self, request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
         """Any request but a turn's, admitted as the caller's (counted as a Chat API request)."""
@@ -327,7 +329,7 @@ class McpView(DoorView):
         start = await exchange.next()
         if start is None:
             return self.failed(DoorError(500, Code.INTERNAL_ERROR, "the MCP server failed"), None)
-        answer = dict((name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in start["headers"])
+        answer = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in start["headers"]}
         if answer.get("content-type", "").startswith("text/event-stream"):
             response: HttpResponse | StreamingHttpResponse = StreamingHttpResponse(exchange.body(), status=start["status"])
         else:
@@ -350,8 +352,8 @@ class Exchange:
         if self.request is not None:
             body, self.request = self.request, None
             return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.Future()  # read already; Django notices the client leaving and ends the answer
-        raise AssertionError("unreachable")
+        await asyncio.Event().wait()  # read already: Django notices the client leaving and cancels the answer
+        return {"type": "http.disconnect"}
 
     async def send(self, message: dict[str, Any]) -> None:
         await self.messages.put(message)

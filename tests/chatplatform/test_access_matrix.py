@@ -128,7 +128,6 @@ ACCESS: dict[str, Access] = {
     "GET ^v1(?:/.*)?$": Access.DOOR,
     "POST mcp": Access.DOOR,
     "GET mcp": Access.DOOR,
-    "DELETE mcp": Access.DOOR,
 }
 
 # A valid body where a route validates the body before it checks who acts ({sessionId}: bob's).
