@@ -151,7 +151,7 @@ async def answered(ctx: ServerRequestContext[Any, Any], door: DoorTurn) -> types
     return tool_error(DoorError(500, Code.INTERNAL_ERROR, "the turn ended without an answer"))
 
 
-# Each notification costs the SDK about 0.4 ms of CPU; one per token doubled a call's CPU
+# Each notification costs about 0.5 ms of CPU in the SDK; one per token doubled a call's CPU
 # (docs/decisions.md, "The MCP door"). A tenth of a second is still text as it comes to a reader.
 PROGRESS_SECONDS = 0.1
 
