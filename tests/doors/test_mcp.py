@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx
 import httpx2
 import mcp_types as types
@@ -270,3 +271,35 @@ async def test_each_request_counts_once_against_the_chat_api_rate_limit(platform
     assert answers[-1].headers["Retry-After"]
     assert "rate limit" in refused.value.message.lower()
     assert await ChatSession.objects.acount() == 1
+
+
+async def test_a_turn_stopped_by_its_user_answers_with_the_text_so_far(platform, openai_server):
+    words = [f"word{n} " for n in range(100)]
+    openai_server.script([Reply(text="Hello."), Reply(chunks=words, token_delay=0.03)])
+    started = anyio.Event()
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    async with mcp_session(platform, alice()) as session:
+        first = await session.call_tool("ask_support", {"message": "Hi"})
+        session_id = first.structured_content["sessionId"]
+        async with anyio.create_task_group() as tasks:
+            results = []
+
+            async def call() -> None:
+                arguments = {"message": "Tell me a long story", "sessionId": session_id}
+                results.append(await session.call_tool("ask_support", arguments, progress_callback=progress))
+
+            tasks.start_soon(call)
+            await started.wait()
+            async with httpx.AsyncClient(base_url=platform.url) as http:
+                stopped = await http.post(f"/api/chat/sessions/{session_id}/stop", json={}, headers={"Authorization": f"Bearer {alice()}"})
+
+    assert stopped.json()["stopped"] is True
+    [result] = results
+    assert not result.is_error
+    text = result.content[0].text
+    assert text.startswith("word0 ") and len(text) < len("".join(words))
+    messages = chat_api(platform, f"/api/chat/sessions/{session_id}/messages", alice())["messages"]
+    assert (messages[-1]["messageId"], messages[-1]["message"]) == (result.structured_content["messageId"], text)
