@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,7 +179,7 @@ def unknown_tool(name: str) -> MCPError:
 
 
 def tool_error(error: DoorError) -> types.CallToolResult:
-    """A refused or failed turn as the tool's error, naming why (docs/api.md, "Errors")."""
+    """A refused or failed turn as the tool's error, naming why (docs/api.md, "Envelope")."""
     return types.CallToolResult(content=[types.TextContent(text=f"{error.message} ({error.code})")], is_error=True)
 
 
@@ -291,7 +291,7 @@ class McpView(DoorView):
     async def get(self, request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
         return await self.as_caller(request)
 
-    async def http_method_not_allowed(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    async def http_method_not_allowed(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]
         return self.failed(door_error(exceptions.MethodNotAllowed(request.method or "")), None)
 
     async def as_caller(self, request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
@@ -324,7 +324,8 @@ class McpView(DoorView):
         except ApiError as exc:
             return self.failed(door_error(exc), None)
         manager = await sessions()
-        exchange.task = asyncio.create_task(manager.handle_request({**request.scope, SCOPE_KEY: admitted}, exchange.receive, exchange.send))
+        scope = {**request.scope, SCOPE_KEY: admitted}  # type: ignore[attr-defined]  # an ASGIRequest's
+        exchange.task = asyncio.create_task(manager.handle_request(scope, exchange.receive, exchange.send))
         exchange.task.add_done_callback(exchange.ended)
         start = await exchange.next()
         if start is None:
@@ -345,7 +346,7 @@ class Exchange:
 
     def __init__(self, body: bytes) -> None:
         self.request: bytes | None = body
-        self.messages: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.messages: asyncio.Queue[MutableMapping[str, Any] | None] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None
 
     async def receive(self) -> dict[str, Any]:
@@ -355,7 +356,7 @@ class Exchange:
         await asyncio.Event().wait()  # read already: Django notices the client leaving and cancels the answer
         return {"type": "http.disconnect"}
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: MutableMapping[str, Any]) -> None:
         await self.messages.put(message)
 
     def ended(self, task: asyncio.Task[None]) -> None:
@@ -363,7 +364,7 @@ class Exchange:
         if not task.cancelled() and task.exception() is not None:
             logger.error("the MCP server failed", exc_info=task.exception())
 
-    async def next(self) -> dict[str, Any] | None:
+    async def next(self) -> MutableMapping[str, Any] | None:
         return await self.messages.get()
 
     async def body(self) -> AsyncIterator[bytes]:
