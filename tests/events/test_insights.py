@@ -59,12 +59,11 @@ def analysed_app(app, settings, webhooks, openai_server):
     ChatApp.objects.filter(pk="support").update(features={"sessionInsights": {"enabled": True}})
     settings.CHAT_INSIGHTS_MODEL = MODEL
     settings.CHAT_SESSION_IDLE_MINUTES = IDLE_MINUTES
+    # Every job an hour apart (a job without a period stops the worker), but the two under test.
     settings.CHAT_PERIODIC_JOBS = {
+        **dict.fromkeys(settings.CHAT_PERIODIC_JOBS, 3600.0),
         "complete_idle_sessions": 0.2,
         "recover_stalled_work": 1.0,
-        "cleanup_mock_records": 3600.0,
-        "prune_task_records": 3600.0,
-        "expire_approvals": 3600.0,
     }
     periods = json.dumps(settings.CHAT_PERIODIC_JOBS)
     return {**webhooks, "CHAT_INSIGHTS_MODEL": MODEL, "CHAT_SESSION_IDLE_MINUTES": str(IDLE_MINUTES), "CHAT_PERIODIC_JOBS": periods}
