@@ -3,6 +3,7 @@
 from django.urls import path, re_path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
+from chat.doors.agui import AgUiView
 from chat.doors.converse import ConverseView
 from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
 from chat.doors.responses import ResponsesView, ResponseView
@@ -57,6 +58,7 @@ door_urlpatterns = [
     path("v1/responses", ResponsesView.as_view(), name="door-responses"),
     path("v1/responses/<str:responseId>", ResponseView.as_view(), name="door-response"),
     re_path(r"^v1(?:/.*)?$", UnknownPathView.as_view()),
+    path("api/ag-ui/<str:chatAppId>", AgUiView.as_view(), name="door-ag-ui"),
 ]
 
 admin_urlpatterns = [

@@ -131,6 +131,7 @@ ACCESS: dict[str, Access] = {
     "POST v1/responses": Access.DOOR,
     "GET v1/responses/<str:responseId>": Access.DOOR,
     "GET ^v1(?:/.*)?$": Access.DOOR,
+    "POST api/ag-ui/<str:chatAppId>": Access.DOOR,
 }
 
 # A valid body where a route validates the body before it checks who acts ({sessionId}: bob's).
