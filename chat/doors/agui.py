@@ -74,16 +74,20 @@ def read_run(body: Any, chat_app_id: str) -> DoorMessage:
         thread = uuid.UUID(run.thread_id)
     except ValueError:
         raise serializers.ValidationError({"threadId": "must be a UUID: the thread is the session"}) from None
-    texts = [
-        (message.role, content_text(message.content, f"messages[{index}].content") if message.role in ("user", "assistant") else "")
-        for index, message in enumerate(run.messages)
-    ]
+    texts = [(message.role, text_of(message, index)) for index, message in enumerate(run.messages)]
     message, history = turn_and_history(texts, "messages")
     known = ChatSession.objects.filter(pk=thread).exists()  # whose it is: the admission checks (404)
     options = {"threadId": run.thread_id, "runId": run.run_id}
     if known:
         return DoorMessage(chat_app_id, message, str(thread), options=options, tool_events=True)
     return DoorMessage(chat_app_id, message, None, history, options=options, new_session_id=thread, tool_events=True)
+
+
+def text_of(message: Any, index: int) -> str:
+    """The text of a user or assistant message (400 for a part that is not text); "" for the others."""
+    if message.role not in ("user", "assistant"):
+        return ""
+    return content_text(message.model_dump(by_alias=True, exclude_none=True).get("content"), f"messages[{index}].content")
 
 
 class AgUiView(DoorView):
@@ -113,7 +117,7 @@ class AgUiView(DoorView):
 
 class RunEvents:
     """A turn's events as AG-UI events: RUN_STARTED; the text as TEXT_MESSAGE_START / CONTENT / END
-    (a new message after each tool call); each tool call as TOOL_CALL_START / ARGS / END, its result
+    (a new assistant message after tool results); each tool call as TOOL_CALL_START / ARGS / END, its result
     as TOOL_CALL_RESULT; RUN_FINISHED (an interrupt outcome when calls wait for approval) or RUN_ERROR."""
 
     def __init__(self, thread_id: str, run_id: str) -> None:
@@ -121,7 +125,8 @@ class RunEvents:
         self.encoder = EventEncoder()
         self.started = False
         self.message_id = ""  # the answer's, from the `session` event
-        self.texts = 0  # text messages opened so far
+        self.part = 1  # the assistant message being written: the answer's, then one after each tool result
+        self.after_result = False
         self.open_text = ""  # the text message being written, if any
         self.interrupts: list[Interrupt] = []
 
@@ -138,21 +143,19 @@ class RunEvents:
             self.message_id = data["messageId"]
         elif event.type == "delta":
             if not self.open_text:
-                self.texts += 1
-                # The first text is the stored answer's; later ones (after a tool call) are numbered after it.
-                self.open_text = self.message_id if self.texts == 1 else f"{self.message_id}:{self.texts}"
+                self.open_text = self.assistant_message()
                 events.append(TextMessageStartEvent(message_id=self.open_text, role="assistant"))
             events.append(TextMessageContentEvent(message_id=self.open_text, delta=data["text"]))
         elif event.type == "tool_call":
             events += self.close_text()
             call_id = data["callId"]
             events += [
-                ToolCallStartEvent(tool_call_id=call_id, tool_call_name=data["name"], parent_message_id=self.message_id or None),
+                ToolCallStartEvent(tool_call_id=call_id, tool_call_name=data["name"], parent_message_id=self.assistant_message()),
                 ToolCallArgsEvent(tool_call_id=call_id, delta=json.dumps(data["arguments"])),
                 ToolCallEndEvent(tool_call_id=call_id),
             ]
         elif event.type == "tool_result":
-            call_id = data["callId"]
+            call_id, self.after_result = data["callId"], True
             events.append(ToolCallResultEvent(message_id=f"{call_id}:result", tool_call_id=call_id, content=data["content"], role="tool"))
         elif event.type == "approval":
             message = f"approve the call of {data['function']} with {json.dumps(data['arguments'])}"
@@ -167,6 +170,13 @@ class RunEvents:
             events += self.close_text()
             events.append(RunErrorEvent(message=data.get("error") or "the run failed", code=data.get("code") or Code.INTERNAL_ERROR))
         return self.encode(events), last
+
+    def assistant_message(self) -> str:
+        """The id of the assistant message text and calls go into: the stored answer's, then (as the
+        model's next response follows the tool results) `<answer id>:2`, `:3`…"""
+        if self.after_result:
+            self.part, self.after_result = self.part + 1, False
+        return self.message_id if self.part == 1 else f"{self.message_id}:{self.part}"
 
     def close_text(self) -> list[BaseEvent]:
         if not self.open_text:
