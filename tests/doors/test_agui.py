@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import pytest
 from ag_ui.core import BaseEvent, EventType, RunAgentInput
-from pydantic import TypeAdapter
 
 from agents.models import AgentDefinition
 from chat.models import ChatMessage, ChatSession
@@ -27,8 +26,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"), pytest.mark
 
 CLIENT = ROOT / "tests" / "doors" / "agui_client.mjs"
 NODE_MISSING = (
-    "Node or @ag-ui/client is not installed: the AG-UI door's tests with its official client were SKIPPED. "
-    "Install them: npm ci (Node 20)"
+    "Node or @ag-ui/client is not installed: the AG-UI door's tests with its official client were SKIPPED. Install them: npm ci (Node 20)"
 )
 
 # Every AG-UI event class, by its `type` (the models the Python SDK builds its encoder's events from).
@@ -116,7 +114,12 @@ def test_runs_on_a_thread_stream_the_answers_and_are_one_session_of_the_chat_api
     assert "".join(e["delta"] for e in second if e["type"] == "TEXT_MESSAGE_CONTENT") == "Still here."
     # The client's conversation as it built it from the events.
     conversation = [(m["role"], m["content"]) for m in outcome_of(lines, 1)["messages"]]
-    assert conversation == [("user", "Hi there"), ("assistant", "Hello from the agent."), ("user", "Are you there?"), ("assistant", "Still here.")]
+    assert conversation == [
+        ("user", "Hi there"),
+        ("assistant", "Hello from the agent."),
+        ("user", "Are you there?"),
+        ("assistant", "Still here."),
+    ]
     # The model saw the first exchange as the second run's history (the session's stored messages).
     sent = [(m["role"], m["content"]) for m in openai_server.requests[1]["messages"] if m["role"] != "system"]
     assert sent == [("user", "Hi there"), ("assistant", "Hello from the agent."), ("user", "Are you there?")]
@@ -147,7 +150,7 @@ def test_a_new_thread_takes_the_earlier_messages_of_the_input_as_its_history(ser
 
     events = sent_events(server, "support", body)
 
-    assert [event.type for event in events][0] == EventType.RUN_STARTED
+    assert events[0].type == EventType.RUN_STARTED
     assert events[-1].type == EventType.RUN_FINISHED
     messages = chat_api(server, f"sessions/{thread}/messages")["messages"]
     assert [(m["source"], m["message"]) for m in messages] == [
