@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pydantic
@@ -28,17 +29,23 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 from ag_ui.encoder import EventEncoder
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from rest_framework import serializers
 
+from chat.approvals.models import ApprovalStatus, ToolApproval
+from chat.approvals.services import approval_decide
 from chat.doors.http import DoorView, caller_of, rendered_sse, sse_response
 from chat.doors.openai import content_text, turn_and_history
 from chat.sessions.models import ChatSession
+from chat.sessions.selectors import session_get
+from chat.turn import go_on
 from chat.turn.admission import parse
-from chat.turn.door import DoorError, DoorMessage, admit_door
+from chat.turn.door import DoorError, DoorMessage, admit_door, admit_door_caller, door_error
 from chat.turn.events import TurnEvent
 from chat.users.models import ChatUser
 from chatplatform.api.errors import Code
+from chatplatform.db import on_db_thread
 
 ROLES = {"developer", "system", "assistant", "user", "tool", "activity", "reasoning"}
 
@@ -70,10 +77,7 @@ def read_run(body: Any, chat_app_id: str) -> DoorMessage:
     run = run_input(body)
     if run.tools:
         raise serializers.ValidationError({"tools": "frontend tools are not supported yet by this door (docs/doors.md, AG-UI)"})
-    try:
-        thread = uuid.UUID(run.thread_id)
-    except ValueError:
-        raise serializers.ValidationError({"threadId": "must be a UUID: the thread is the session"}) from None
+    thread = thread_of(run)
     texts = [(message.role, text_of(message, index)) for index, message in enumerate(run.messages)]
     message, history = turn_and_history(texts, "messages")
     known = ChatSession.objects.filter(pk=thread).exists()  # whose it is: the admission checks (404)
@@ -81,6 +85,46 @@ def read_run(body: Any, chat_app_id: str) -> DoorMessage:
     if known:
         return DoorMessage(chat_app_id, message, str(thread), options=options, tool_events=True)
     return DoorMessage(chat_app_id, message, None, history, options=options, new_session_id=thread, tool_events=True)
+
+
+def thread_of(run: RunAgentInput) -> uuid.UUID:
+    try:
+        return uuid.UUID(run.thread_id)
+    except ValueError:
+        raise serializers.ValidationError({"threadId": "must be a UUID: the thread is the session"}) from None
+
+
+def resuming(body: bytes) -> bool:
+    """Whether the body answers interrupts (`resume`); a body that is not JSON is read, and refused, as a run's."""
+    try:
+        data = json.loads(body or b"{}")
+    except ValueError:
+        return False
+    return isinstance(data, dict) and bool(data.get("resume"))
+
+
+def decide(user: ChatUser, run: RunAgentInput, chat_app_id: str) -> tuple[uuid.UUID, bool, list[Interrupt]]:
+    """Each `resume` entry decides the approval its interrupt stands for (`resolved`: approved unless
+    its payload says `approved: false`; `cancelled`: denied; the payload's `reason` kept), all or
+    none. The paused answer's id, whether it may go on now, and the interrupts still open."""
+    session = session_get(session_id=thread_of(run), chat_app_id=chat_app_id)
+    with transaction.atomic():
+        for entry in run.resume or []:
+            payload = entry.payload if isinstance(entry.payload, dict) else {}
+            approve = entry.status == "resolved" and payload.get("approved") is not False
+            reason = str(payload.get("reason") or "")
+            approval, ready = approval_decide(
+                approval_id=entry.interrupt_id, session_id=session.pk, user=user, approve=approve, reason=reason
+            )
+    pending = ToolApproval.objects.filter(message_id=approval.message_id, status=ApprovalStatus.PENDING).order_by("created_at")
+    interrupts = [interrupt_of(str(a.pk), a.function, a.arguments, a.expires_at.isoformat()) for a in pending]
+    return approval.message_id, ready, interrupts
+
+
+def interrupt_of(approval_id: str, function: str, arguments: Any, expires_at: str | None) -> Interrupt:
+    """A pending approval as an AG-UI interrupt, answered by a `resume` entry naming its id."""
+    message = f"approve the call of {function} with {json.dumps(arguments)}"
+    return Interrupt(id=approval_id, reason="tool_approval", message=message, expires_at=expires_at)
 
 
 def text_of(message: Any, index: int) -> str:
@@ -94,6 +138,9 @@ class AgUiView(DoorView):
     """`POST /api/ag-ui/{chatAppId}`: a run, as AG-UI events; a refusal before the run in the envelope."""
 
     async def post(self, request: HttpRequest, chatAppId: str) -> HttpResponse | StreamingHttpResponse:
+        if resuming(self.body(request)):
+            return await self.resume(request, chatAppId)
+
         def read(user: ChatUser) -> DoorMessage:
             return read_run(parse(self.body(request), request.content_type or ""), chatAppId)
 
@@ -102,9 +149,31 @@ class AgUiView(DoorView):
         except DoorError as error:
             return self.refused(error)
         options = door.request.options
-        response = sse_response(rendered_sse(door.events(), RunEvents(options["threadId"], options["runId"]).render))
+        return self.events(rendered_sse(door.events(), RunEvents(options["threadId"], options["runId"]).render), door.headers)
+
+    async def resume(self, request: HttpRequest, chat_app_id: str) -> HttpResponse | StreamingHttpResponse:
+        """A run answering the interrupts of the last: the approvals decided, the paused turn goes
+        on in this run (docs/api.md, "Resume, stop and approvals"); while some stay open, the run
+        ends at once with them."""
+        try:
+            caller = await admit_door_caller(caller_of(request))
+        except DoorError as error:
+            return self.refused(error)
+        try:
+            run = run_input(parse(self.body(request), request.content_type or ""))
+            message_id, ready, interrupts = await on_db_thread(decide)(caller.user, run, chat_app_id)
+        except Exception as exc:
+            return self.refused(door_error(exc).with_headers(caller.headers))
+        events = RunEvents(run.thread_id, run.run_id, resumed=True)
+        if not ready:
+            return self.events(waiting(events, interrupts), caller.headers)
+        going = await go_on(message_id, tool_events=True)
+        return self.events(rendered_sse(going.reader(), events.render), caller.headers)
+
+    def events(self, chunks: AsyncIterator[bytes], headers: dict[str, str]) -> StreamingHttpResponse:
+        response = sse_response(chunks)
         response["Allow"] = self.allowed()
-        for name, value in door.headers.items():
+        for name, value in headers.items():
             response[name] = value
         return response
 
@@ -115,18 +184,25 @@ class AgUiView(DoorView):
         return response
 
 
+async def waiting(events: RunEvents, interrupts: list[Interrupt]) -> AsyncIterator[bytes]:
+    """A run that only says which interrupts are still open."""
+    outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
+    finished = RunFinishedEvent(thread_id=events.thread_id, run_id=events.run_id, outcome=outcome)
+    yield events.encode([RunStartedEvent(thread_id=events.thread_id, run_id=events.run_id), finished])
+
+
 class RunEvents:
     """A turn's events as AG-UI events: RUN_STARTED; the text as TEXT_MESSAGE_START / CONTENT / END
     (a new assistant message after tool results); each tool call as TOOL_CALL_START / ARGS / END, its result
     as TOOL_CALL_RESULT; RUN_FINISHED (an interrupt outcome when calls wait for approval) or RUN_ERROR."""
 
-    def __init__(self, thread_id: str, run_id: str) -> None:
+    def __init__(self, thread_id: str, run_id: str, *, resumed: bool = False) -> None:
         self.thread_id, self.run_id = thread_id, run_id
         self.encoder = EventEncoder()
         self.started = False
         self.message_id = ""  # the answer's, from the `session` event
         self.part = 1  # the assistant message being written: the answer's, then one after each tool result
-        self.after_result = False
+        self.after_result = resumed  # a run going on after approvals: its text follows their calls' results
         self.open_text = ""  # the text message being written, if any
         self.interrupts: list[Interrupt] = []
 
@@ -158,9 +234,7 @@ class RunEvents:
             call_id, self.after_result = data["callId"], True
             events.append(ToolCallResultEvent(message_id=f"{call_id}:result", tool_call_id=call_id, content=data["content"], role="tool"))
         elif event.type == "approval":
-            message = f"approve the call of {data['function']} with {json.dumps(data['arguments'])}"
-            interrupt = Interrupt(id=data["approvalId"], reason="tool_approval", message=message, expires_at=data.get("expiresAt"))
-            self.interrupts.append(interrupt)
+            self.interrupts.append(interrupt_of(data["approvalId"], data["function"], data["arguments"], data.get("expiresAt")))
         elif event.type == "done":
             events += self.close_text()
             outcome = RunFinishedInterruptOutcome(interrupts=self.interrupts) if self.interrupts else None

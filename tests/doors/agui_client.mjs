@@ -1,8 +1,9 @@
 // AG-UI's official client (@ag-ui/client HttpAgent) against a live platform, for tests/doors/test_agui.py.
-// Input (stdin, JSON): {url, token?, threadId?, messages: ["first", "second", ...]}: one run per
-// message, on one agent (so the thread, and the messages so far, go on from run to run).
-// Output: JSON lines, {run, event} for every event the client received, then {run, messages, result}
-// or {run, error, status?} when the run failed.
+// Input (stdin, JSON): {url, token?, threadId?, messages: ["first", {resume: "resolved"}, ...]}: one
+// run per item, on one agent (so the thread, and the messages so far, go on from run to run): a
+// string is a new user message, {resume: status, payload?} answers every interrupt still open.
+// Output: JSON lines, {run, event} for every event the client received, then {run, messages,
+// result, pendingInterrupts} or {run, error} when the run failed.
 import { randomUUID } from "node:crypto";
 import { HttpAgent } from "@ag-ui/client";
 
@@ -17,11 +18,18 @@ const agent = new HttpAgent({
 });
 const print = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
-for (const [run, text] of spec.messages.entries()) {
-  agent.messages.push({ id: randomUUID(), role: "user", content: text });
+for (const [run, item] of spec.messages.entries()) {
+  let parameters = {};
+  if (typeof item === "string") {
+    agent.messages.push({ id: randomUUID(), role: "user", content: item });
+  } else {
+    const answer = { status: item.resume, ...(item.payload ? { payload: item.payload } : {}) };
+    parameters = { resume: agent.pendingInterrupts.map((interrupt) => ({ interruptId: interrupt.id, ...answer })) };
+  }
   try {
-    const { result } = await agent.runAgent({}, { onEvent: ({ event }) => print({ run, event }) });
-    print({ run, threadId: agent.threadId, messages: agent.messages, result: result ?? null });
+    const { result } = await agent.runAgent(parameters, { onEvent: ({ event }) => print({ run, event }) });
+    const pendingInterrupts = agent.pendingInterrupts;
+    print({ run, threadId: agent.threadId, messages: agent.messages, result: result ?? null, pendingInterrupts });
   } catch (error) {
     print({ run, error: String(error?.message ?? error), status: error?.status ?? null });
     break;

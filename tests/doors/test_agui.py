@@ -16,6 +16,7 @@ import pytest
 from ag_ui.core import BaseEvent, EventType, RunAgentInput
 
 from agents.models import AgentDefinition
+from chat.approvals.models import ToolApproval
 from chat.models import ChatMessage, ChatSession
 from tests.conftest import bearer_token
 from tests.factories import ChatAppFactory, ToolDefinitionFactory
@@ -198,6 +199,44 @@ def test_the_platforms_tool_calls_are_tool_call_events_with_their_results(server
     assert [(call["function"]["name"], json.loads(call["function"]["arguments"])) for call in calls] == [("add", {"a": 2, "b": 3})]
     assert [json.loads(m["content"]) for m in messages if m["role"] == "tool"] == [{"sum": 5}]
     assert messages[-1]["role"] == "assistant" and messages[-1]["content"] == "It is 5."
+
+
+def test_a_call_waiting_for_approval_is_an_interrupt_and_resume_answers_it(server, openai_server):
+    ToolDefinitionFactory(tool_id="refunds@1", approval={"required": True})
+    AgentDefinition.objects.filter(pk="helper").update(tool_ids=["refunds@1"])
+    openai_server.script([Reply(tool_calls=[ToolCall("add", {"a": 2, "b": 3}, id="call_add")]), Reply(text="Done: 5.")])
+
+    lines = agent_runs(server, "support", ["Refund 2+3", {"resume": "resolved"}])
+
+    paused, resumed = events_of(lines, 0), events_of(lines, 1)
+    approval = ToolApproval.objects.get()
+    assert types(paused) == ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED"]
+    interrupts = paused[-1]["outcome"]["interrupts"]
+    assert [(i["id"], i["reason"]) for i in interrupts] == [(str(approval.pk), "tool_approval")]
+    assert "add" in interrupts[0]["message"]
+    assert [i["id"] for i in outcome_of(lines, 0)["pendingInterrupts"]] == [str(approval.pk)]
+    # The next run answers it: the call runs, its result and the model's answer stream in that run.
+    assert approval.status == "approved" and approval.decided_by == "alice"
+    assert types(resumed)[:2] == ["RUN_STARTED", "TOOL_CALL_RESULT"] and types(resumed)[-1] == "RUN_FINISHED"
+    assert resumed[1]["toolCallId"] == "call_add" and json.loads(resumed[1]["content"]) == {"sum": 5}
+    assert "".join(e["delta"] for e in resumed if e["type"] == "TEXT_MESSAGE_CONTENT") == "Done: 5."
+    assert "outcome" not in resumed[-1] and outcome_of(lines, 1)["pendingInterrupts"] == []
+    answer = ChatMessage.objects.get(source="assistant")
+    assert answer.message == "Done: 5."
+
+
+def test_a_cancelled_interrupt_denies_the_call(server, openai_server):
+    ToolDefinitionFactory(tool_id="refunds@1", approval={"required": True})
+    AgentDefinition.objects.filter(pk="helper").update(tool_ids=["refunds@1"])
+    openai_server.script([Reply(tool_calls=[ToolCall("add", {"a": 2, "b": 3})]), Reply(text="Not refunded.")])
+
+    lines = agent_runs(server, "support", ["Refund 2+3", {"resume": "cancelled", "payload": {"reason": "too much"}}])
+
+    approval = ToolApproval.objects.get()
+    assert (approval.status, approval.reason) == ("denied", "too much")
+    assert "".join(e["delta"] for e in events_of(lines, 1) if e["type"] == "TEXT_MESSAGE_CONTENT") == "Not refunded."
+    tool_output = [m for m in openai_server.requests[1]["messages"] if m["role"] == "tool"]
+    assert "refused" in tool_output[0]["content"] and "too much" in tool_output[0]["content"]
 
 
 def test_a_failed_turn_ends_the_run_with_run_error(server, openai_server):
