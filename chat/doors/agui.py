@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pydantic
@@ -78,6 +78,9 @@ def read_run(body: Any, chat_app_id: str) -> DoorMessage:
     if run.tools:
         raise serializers.ValidationError({"tools": "frontend tools are not supported yet by this door (docs/doors.md, AG-UI)"})
     thread = thread_of(run)
+    if run.messages and run.messages[-1].role != "user":
+        # A run without a new user message (a frontend tool's result) would run the last one again.
+        raise serializers.ValidationError({"messages": "must end with the user's message: the run's turn"})
     texts = [(message.role, text_of(message, index)) for index, message in enumerate(run.messages)]
     message, history = turn_and_history(texts, "messages")
     known = ChatSession.objects.filter(pk=thread).exists()  # whose it is: the admission checks (404)
@@ -94,11 +97,12 @@ def thread_of(run: RunAgentInput) -> uuid.UUID:
         raise serializers.ValidationError({"threadId": "must be a UUID: the thread is the session"}) from None
 
 
-def resuming(body: bytes) -> bool:
-    """Whether the body answers interrupts (`resume`); a body that is not JSON is read, and refused, as a run's."""
+def resuming(body: Callable[[], bytes]) -> bool:
+    """Whether the body answers interrupts (`resume`); a body that is not JSON (or too large) is
+    read, and refused, as a run's: after the caller's credentials."""
     try:
-        data = json.loads(body or b"{}")
-    except ValueError:
+        data = json.loads(body() or b"{}")
+    except Exception:
         return False
     return isinstance(data, dict) and bool(data.get("resume"))
 
@@ -138,7 +142,7 @@ class AgUiView(DoorView):
     """`POST /api/ag-ui/{chatAppId}`: a run, as AG-UI events; a refusal before the run in the envelope."""
 
     async def post(self, request: HttpRequest, chatAppId: str) -> HttpResponse | StreamingHttpResponse:
-        if resuming(self.body(request)):
+        if resuming(lambda: self.body(request)):
             return await self.resume(request, chatAppId)
 
         def read(user: ChatUser) -> DoorMessage:

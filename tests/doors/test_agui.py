@@ -293,8 +293,13 @@ def test_another_users_thread_is_refused(server, openai_server):
     ("change", "field", "rule"),
     [
         ({"threadId": "not-a-uuid"}, "threadId", "must be a UUID"),
-        ({"messages": [{"id": "1", "role": "assistant", "content": "Hello"}]}, "messages", "must hold a user message"),
+        ({"messages": [{"id": "1", "role": "user", "content": "  "}]}, "messages[0]", "must not be blank"),
         ({"messages": [{"id": "1", "role": "user"}]}, "messages[0].content", "Field required"),
+        (
+            {"messages": [{"id": "1", "role": "user", "content": "Hi"}, {"id": "2", "role": "tool", "toolCallId": "c", "content": "yes"}]},
+            "messages",
+            "must end with the user's message",
+        ),
         ({"tools": [{"name": "confirm", "description": "Ask the user", "parameters": {}}]}, "tools", "not supported"),
     ],
 )
