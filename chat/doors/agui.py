@@ -17,6 +17,7 @@ from ag_ui.core import (
     Interrupt,
     RunAgentInput,
     RunErrorEvent,
+    RunFinishedCancelledOutcome,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
     RunStartedEvent,
@@ -198,7 +199,8 @@ async def waiting(events: RunEvents, interrupts: list[Interrupt]) -> AsyncIterat
 class RunEvents:
     """A turn's events as AG-UI events: RUN_STARTED; the text as TEXT_MESSAGE_START / CONTENT / END
     (a new assistant message after tool results); each tool call as TOOL_CALL_START / ARGS / END, its result
-    as TOOL_CALL_RESULT; RUN_FINISHED (an interrupt outcome when calls wait for approval) or RUN_ERROR."""
+    as TOOL_CALL_RESULT; RUN_FINISHED (an interrupt outcome when calls wait for approval, cancelled
+    when its user stopped it) or RUN_ERROR."""
 
     def __init__(self, thread_id: str, run_id: str, *, resumed: bool = False) -> None:
         self.thread_id, self.run_id = thread_id, run_id
@@ -241,7 +243,9 @@ class RunEvents:
             self.interrupts.append(interrupt_of(data["approvalId"], data["function"], data["arguments"], data.get("expiresAt")))
         elif event.type == "done":
             events += self.close_text()
-            outcome = RunFinishedInterruptOutcome(interrupts=self.interrupts) if self.interrupts else None
+            outcome: Any = RunFinishedInterruptOutcome(interrupts=self.interrupts) if self.interrupts else None
+            if data.get("stopped"):  # stopped by its user (docs/api.md, "Resume, stop and approvals")
+                outcome = RunFinishedCancelledOutcome()
             result = {"sessionId": data["sessionId"], "messageId": data["messageId"]}
             events.append(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome))
         elif event.type == "error":

@@ -239,6 +239,30 @@ def test_a_cancelled_interrupt_denies_the_call(server, openai_server):
     assert "refused" in tool_output[0]["content"] and "too much" in tool_output[0]["content"]
 
 
+def test_a_run_stopped_by_its_user_finishes_cancelled_with_the_text_so_far(server, openai_server):
+    openai_server.script([Reply(chunks=[f"word{n} " for n in range(100)], token_delay=0.03)])  # three seconds of text
+    thread = str(uuid.uuid4())
+    body = {"threadId": thread, "runId": "run-1", "messages": [{"id": "1", "role": "user", "content": "A long story"}]}
+    headers = {"Authorization": f"Bearer {bearer_token('alice')}"}
+    events = []
+
+    with httpx.stream("POST", f"{server.url}/api/ag-ui/support", json=body, headers=headers, timeout=60) as response:
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                event = json.loads(line.removeprefix("data: "))
+                events.append(EVENT_MODELS[event["type"]].model_validate(event))
+                if len(events) == 5:
+                    stop = httpx.post(f"{server.url}/api/chat/sessions/{thread}/stop", json={}, headers=headers, timeout=30)
+                    assert stop.json()["stopped"] is True
+
+    assert events[-1].type == EventType.RUN_FINISHED and events[-1].outcome.type == "cancelled"
+    assert events[-2].type == EventType.TEXT_MESSAGE_END
+    text = "".join(event.delta for event in events if event.type == EventType.TEXT_MESSAGE_CONTENT)
+    answer = ChatMessage.objects.get(source="assistant")
+    assert answer.message == text and 3 <= len(text.split()) < 100
+    assert answer.stop_reason == "user"
+
+
 def test_a_failed_turn_ends_the_run_with_run_error(server, openai_server):
     openai_server.script([Reply(status=400, error={"error": {"message": "bad", "type": "invalid_request_error"}})])
 
