@@ -3,6 +3,8 @@
 from django.urls import path, re_path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
+from chat.config.views import ConfigAdminViewSet
+from chat.doors.a2a import A2AView, AgentCardView
 from chat.doors.agui import AgUiView
 from chat.doors.converse import ConverseView
 from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
@@ -58,6 +60,8 @@ door_urlpatterns = [
     path("v1/responses", ResponsesView.as_view(), name="door-responses"),
     path("v1/responses/<str:responseId>", ResponseView.as_view(), name="door-response"),
     re_path(r"^v1(?:/.*)?$", UnknownPathView.as_view()),
+    path("a2a/<str:chatAppId>", A2AView.as_view(), name="door-a2a"),
+    path("a2a/<str:chatAppId>/.well-known/agent-card.json", AgentCardView.as_view(), name="door-a2a-card"),
     path("api/ag-ui/<str:chatAppId>", AgUiView.as_view(), name="door-ag-ui"),
 ]
 
@@ -73,6 +77,9 @@ admin_urlpatterns = [
     ),
     path("chat-apps/search", ChatAppAdminViewSet.as_view({"post": "search"}), name="admin-chat-apps-search"),
     path("feedback", FeedbackAdminViewSet.as_view({"post": "command"}), name="admin-feedback"),
+    # configuration as code (docs/api.md, "Configuration as code")
+    path("config", ConfigAdminViewSet.as_view({"get": "export"}), name="admin-config"),
+    path("config/apply", ConfigAdminViewSet.as_view({"post": "apply"}), name="admin-config-apply"),
     path("sessions/<str:sessionId>/messages", SessionAdminViewSet.as_view({"get": "messages"}), name="admin-session-messages"),
     path("sessions/search", SessionSearchViewSet.as_view({"post": "search"}), name="admin-sessions-search"),
     path(

@@ -56,6 +56,11 @@ def _changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> dic
     return changes
 
 
+def changed(before: dict[str, Any] | None, after: dict[str, Any] | None) -> bool:
+    """Whether a write from snapshot `before` to `after` changed more than bookkeeping: what `record` records."""
+    return before is None or after is None or bool(_changes(before, after))
+
+
 def record(*, actor: str, instance: models.Model, before: dict[str, Any] | None, after: dict[str, Any] | None) -> AuditEntry | None:
     """Record one write of `instance`: `before` None is a create, `after` None a delete (snapshots
     from `snapshot`). An update that changed nothing but bookkeeping is not recorded."""

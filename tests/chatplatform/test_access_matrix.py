@@ -78,6 +78,8 @@ ACCESS: dict[str, Access] = {
     "DELETE api/chat-admin/chat-app/<str:chatAppId>": Access.ADMIN,
     "POST api/chat-admin/chat-apps/search": Access.ADMIN,
     "POST api/chat-admin/feedback": Access.ADMIN,
+    "GET api/chat-admin/config": Access.ADMIN,
+    "POST api/chat-admin/config/apply": Access.ADMIN,
     "GET api/chat-admin/sessions/<str:sessionId>/messages": Access.ADMIN,
     "POST api/chat-admin/sessions/search": Access.ADMIN,
     "GET api/chat-admin/sessions/<str:sessionId>/insights": Access.ADMIN,
@@ -131,6 +133,8 @@ ACCESS: dict[str, Access] = {
     "POST v1/responses": Access.DOOR,
     "GET v1/responses/<str:responseId>": Access.DOOR,
     "GET ^v1(?:/.*)?$": Access.DOOR,
+    "POST a2a/<str:chatAppId>": Access.DOOR,
+    "GET a2a/<str:chatAppId>/.well-known/agent-card.json": Access.DOOR,
     "POST api/ag-ui/<str:chatAppId>": Access.DOOR,
 }
 

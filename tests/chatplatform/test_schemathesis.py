@@ -22,6 +22,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 KNOWN_GAPS = [
     "POST /api/chat-admin/agent",
+    # Holds the definitions of the tool, agent, knowledge base and tagdef writes below, with their gaps.
+    "POST /api/chat-admin/config/apply",
     "POST /api/chat-admin/knowledge-base",
     "POST /api/chat-admin/semantic-directive/deploy",
     "POST /api/chat-admin/semantic-directive/search",
