@@ -82,7 +82,7 @@ def read_run(body: Any, chat_app_id: str) -> DoorMessage:
     if run.messages and run.messages[-1].role != "user":
         # A run without a new user message (a frontend tool's result) would run the last one again.
         raise serializers.ValidationError({"messages": "must end with the user's message: the run's turn"})
-    texts = [(message.role, text_of(message, index)) for index, message in enumerate(run.messages)]
+    texts: list[tuple[str, str]] = [(message.role, text_of(message, index)) for index, message in enumerate(run.messages)]
     message, history = turn_and_history(texts, "messages")
     known = ChatSession.objects.filter(pk=thread).exists()  # whose it is: the admission checks (404)
     options = {"threadId": run.thread_id, "runId": run.run_id}
