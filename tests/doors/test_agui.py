@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -18,6 +19,7 @@ from ag_ui.core import BaseEvent, EventType, RunAgentInput
 from agents.models import AgentDefinition
 from chat.approvals.models import ToolApproval
 from chat.models import ChatMessage, ChatSession
+from chat.webhooks.models import WebhookDelivery
 from tests.conftest import bearer_token
 from tests.factories import ChatAppFactory, ToolDefinitionFactory
 from tests.peers import Reply, ToolCall
@@ -42,8 +44,8 @@ def _node_client() -> None:
         pytest.skip(NODE_MISSING)
 
 
-@pytest.fixture
-def server(openai_server: Any, transactional_db: None) -> Iterator[ServerProcess]:
+@contextmanager
+def platform(openai_server: Any, **settings: str) -> Iterator[ServerProcess]:
     """The platform in a process of its own, on the test's database, its agent on the scripted model."""
     ChatAppFactory(chat_app_id="support", agent__agent_id="helper", agent__foundation_model="openai:test-model")
     env = {
@@ -52,8 +54,15 @@ def server(openai_server: Any, transactional_db: None) -> Iterator[ServerProcess
         "OPENAI_API_KEY": "k",
         "CHAT_TITLE_MODEL": "offline",
         "CHAT_SITE_FEATURES": "{}",
+        **settings,
     }
     with asgi_server(env) as process:
+        yield process
+
+
+@pytest.fixture
+def server(openai_server: Any, transactional_db: None) -> Iterator[ServerProcess]:
+    with platform(openai_server) as process:
         yield process
 
 
@@ -292,6 +301,25 @@ def test_a_chat_app_the_user_may_not_use_is_refused_like_an_unknown_one(server, 
     assert raw.json() == {"success": False, "error": "chat app staff-only not found", "code": "INVALID_CHAT_APP_ID"}
     assert not ChatSession.objects.exists()
     assert openai_server.requests == []
+
+
+def test_a_run_counts_against_the_rate_limit_and_its_session_fires_session_created(openai_server, transactional_db):
+    hook = [{"url": "http://127.0.0.1:9/hook", "events": ["session.created"], "secret": "s"}]
+    openai_server.script([Reply(text="Once.")])
+    limits = {"chat": 1, "admin": 1000, "tagdef-admin": 100, "tagdef-chat": 1000}
+    with platform(openai_server, CHAT_RATE_LIMITS=json.dumps(limits), CHAT_WEBHOOKS=json.dumps(hook)) as server:
+        thread = str(uuid.uuid4())
+        first = agent_runs(server, "support", ["Hi", "Again"], threadId=thread)
+        admin = {"Authorization": f"Bearer {bearer_token('ops', admin=True)}"}
+        search = {"command": "sessionSearch", "search": {}, "size": 10}
+        found = httpx.post(f"{server.url}/api/chat-admin/sessions/search", json=search, headers=admin, timeout=30)
+
+    assert types(events_of(first, 0))[-1] == "RUN_FINISHED"
+    assert "429" in outcome_of(first, 1)["error"]
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.event, str(delivery.session_id)) == ("session.created", thread)
+    assert [session["sessionId"] for session in found.json()["sessions"]] == [thread]
+    assert ChatMessage.objects.count() == 2
 
 
 def test_no_credentials_is_401(server, openai_server):
