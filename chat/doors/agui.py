@@ -20,6 +20,7 @@ from ag_ui.core import (
     RunFinishedCancelledOutcome,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
     RunStartedEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
@@ -40,10 +41,11 @@ from chat.doors.http import DoorView, caller_of, rendered_sse, sse_response
 from chat.doors.openai import content_text, turn_and_history
 from chat.sessions.models import ChatSession
 from chat.sessions.selectors import session_get
-from chat.turn import go_on
+from chat.turn import go_on, resume
 from chat.turn.admission import parse
 from chat.turn.door import DoorError, DoorMessage, admit_door, admit_door_caller, door_error
 from chat.turn.events import TurnEvent
+from chat.turn.replay import answer_call
 from chat.users.models import ChatUser
 from chatplatform.api.errors import Code
 from chatplatform.db import on_db_thread
@@ -76,19 +78,18 @@ def read_run(body: Any, chat_app_id: str) -> DoorMessage:
     """The turn of a run: the last `user` message; the thread is the session (an unknown id starts
     one with that id, the earlier user and assistant messages its history)."""
     run = run_input(body)
-    if run.tools:
-        raise serializers.ValidationError({"tools": "frontend tools are not supported yet by this door (docs/doors.md, AG-UI)"})
     thread = thread_of(run)
     if run.messages and run.messages[-1].role != "user":
-        # A run without a new user message (a frontend tool's result) would run the last one again.
-        raise serializers.ValidationError({"messages": "must end with the user's message: the run's turn"})
+        # Another message last (an assistant's) would run the last user message again.
+        raise serializers.ValidationError({"messages": "must end with the user's message (or with tool results)"})
     texts: list[tuple[str, str]] = [(message.role, text_of(message, index)) for index, message in enumerate(run.messages)]
     message, history = turn_and_history(texts, "messages")
     known = ChatSession.objects.filter(pk=thread).exists()  # whose it is: the admission checks (404)
     options = {"threadId": run.thread_id, "runId": run.run_id}
+    tools = [{"name": tool.name, "description": tool.description, "parameters": tool.parameters} for tool in run.tools or []]
     if known:
-        return DoorMessage(chat_app_id, message, str(thread), options=options, tool_events=True)
-    return DoorMessage(chat_app_id, message, None, history, options=options, new_session_id=thread, tool_events=True)
+        return DoorMessage(chat_app_id, message, str(thread), options=options, tool_events=True, client_tools=tools)
+    return DoorMessage(chat_app_id, message, None, history, options=options, new_session_id=thread, tool_events=True, client_tools=tools)
 
 
 def thread_of(run: RunAgentInput) -> uuid.UUID:
@@ -98,14 +99,33 @@ def thread_of(run: RunAgentInput) -> uuid.UUID:
         raise serializers.ValidationError({"threadId": "must be a UUID: the thread is the session"}) from None
 
 
-def resuming(body: Callable[[], bytes]) -> bool:
-    """Whether the body answers interrupts (`resume`); a body that is not JSON (or too large) is
-    read, and refused, as a run's: after the caller's credentials."""
+def kind_of(body: Callable[[], bytes]) -> str:
+    """`resume` for a run answering interrupts, `results` for one that ends with tool results (of
+    the frontend's tools), `run` for a new message. A body that is not JSON (or too large) is read,
+    and refused, as a run's: after the caller's credentials."""
     try:
         data = json.loads(body() or b"{}")
     except Exception:
-        return False
-    return isinstance(data, dict) and bool(data.get("resume"))
+        return "run"
+    if not isinstance(data, dict):
+        return "run"
+    messages = data.get("messages")
+    if data.get("resume"):
+        return "resume"
+    if isinstance(messages, list) and messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "tool":
+        return "results"
+    return "run"
+
+
+def results_of(run: RunAgentInput) -> list[tuple[str, str]]:
+    """The tool results ending the input, (toolCallId, content) oldest first."""
+    results = []
+    for index in range(len(run.messages) - 1, -1, -1):
+        message = run.messages[index]
+        if message.role != "tool":
+            break
+        results.append((message.tool_call_id, content_text(message.model_dump(by_alias=True)["content"], f"messages[{index}].content")))
+    return results[::-1]
 
 
 def decide(user: ChatUser, run: RunAgentInput, chat_app_id: str) -> tuple[uuid.UUID, bool, list[Interrupt]]:
@@ -143,8 +163,11 @@ class AgUiView(DoorView):
     """`POST /api/ag-ui/{chatAppId}`: a run, as AG-UI events; a refusal before the run in the envelope."""
 
     async def post(self, request: HttpRequest, chatAppId: str) -> HttpResponse | StreamingHttpResponse:
-        if resuming(lambda: self.body(request)):
+        kind = kind_of(lambda: self.body(request))
+        if kind == "resume":
             return await self.resume(request, chatAppId)
+        if kind == "results":
+            return await self.results(request, chatAppId)
 
         def read(user: ChatUser) -> DoorMessage:
             return read_run(parse(self.body(request), request.content_type or ""), chatAppId)
@@ -153,8 +176,32 @@ class AgUiView(DoorView):
             door = await admit_door(caller_of(request), read)
         except DoorError as error:
             return self.refused(error)
-        options = door.request.options
-        return self.events(rendered_sse(door.events(), RunEvents(options["threadId"], options["runId"]).render), door.headers)
+        options, tools = door.request.options, {tool["name"] for tool in door.request.client_tools}
+        events = RunEvents(options["threadId"], options["runId"], client_tools=tools)
+        return self.events(rendered_sse(door.events(), events.render), door.headers)
+
+    async def results(self, request: HttpRequest, chat_app_id: str) -> HttpResponse | StreamingHttpResponse:
+        """A run bringing the results of the frontend's tools: the turn waiting for them (it ran on
+        since the last run ended at their calls) gets them, and this run follows it from there."""
+        try:
+            caller = await admit_door_caller(caller_of(request))
+        except DoorError as error:
+            return self.refused(error)
+        try:
+            run = run_input(parse(self.body(request), request.content_type or ""))
+            thread, results = thread_of(run), results_of(run)
+            await on_db_thread(session_get)(session_id=thread, user_id=caller.user.pk, chat_app_id=chat_app_id)
+            for call_id, content in results:
+                if not await answer_call(thread, call_id, content):
+                    raise serializers.ValidationError({"messages": f"no call {call_id} of this thread waits for its result"})
+            reader = await resume(thread, None)
+            if reader is None:
+                raise serializers.ValidationError({"messages": "no turn of this thread waits for tool results"})
+        except Exception as exc:
+            return self.refused(door_error(exc).with_headers(caller.headers))
+        tools = {tool.name for tool in run.tools or []}
+        events = RunEvents(run.thread_id, run.run_id, client_tools=tools, answered={call_id for call_id, _ in results})
+        return self.events(rendered_sse(reader, events.render), caller.headers)
 
     async def resume(self, request: HttpRequest, chat_app_id: str) -> HttpResponse | StreamingHttpResponse:
         """A run answering the interrupts of the last: the approvals decided, the paused turn goes
@@ -202,13 +249,19 @@ class RunEvents:
     as TOOL_CALL_RESULT; RUN_FINISHED (an interrupt outcome when calls wait for approval, cancelled
     when its user stopped it) or RUN_ERROR."""
 
-    def __init__(self, thread_id: str, run_id: str, *, resumed: bool = False) -> None:
+    def __init__(
+        self, thread_id: str, run_id: str, *, resumed: bool = False, client_tools: set[str] | None = None, answered: set[str] | None = None
+    ) -> None:
         self.thread_id, self.run_id = thread_id, run_id
+        self.client_tools = client_tools or set()  # a call of one ends the run
+        self.answered = set(answered or ())  # calls whose results this run brought: their results are the client's
+        self.skipping = set(self.answered)  # the turn's events up to these calls went out in the last run
         self.encoder = EventEncoder()
         self.started = False
         self.message_id = ""  # the answer's, from the `session` event
         self.part = 1  # the assistant message being written: the answer's, then one after each tool result
-        self.after_result = resumed  # a run going on after approvals: its text follows their calls' results
+        # A run going on after approvals or tool results: its text follows their calls' results.
+        self.after_result = resumed or bool(answered)
         self.open_text = ""  # the text message being written, if any
         self.interrupts: list[Interrupt] = []
 
@@ -216,6 +269,12 @@ class RunEvents:
         return "".join(self.encoder.encode(event) for event in events).encode()
 
     def render(self, event: TurnEvent) -> tuple[bytes, bool]:
+        if self.skipping and event.type not in ("done", "error"):
+            if event.type == "session":
+                self.message_id = event.data["messageId"]
+            elif event.type == "tool_call":
+                self.skipping.discard(event.data["callId"])
+            return b"", False
         events: list[BaseEvent] = []
         if not self.started:
             self.started = True
@@ -236,9 +295,15 @@ class RunEvents:
                 ToolCallArgsEvent(tool_call_id=call_id, delta=json.dumps(data["arguments"])),
                 ToolCallEndEvent(tool_call_id=call_id),
             ]
+            if data["name"] in self.client_tools:  # the frontend runs it: its result comes with the next run
+                pending = RunFinishedSuccessOutcome(pending_tool_call_ids=[call_id])
+                events.append(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, outcome=pending))
+                return self.encode(events), True
         elif event.type == "tool_result":
             call_id, self.after_result = data["callId"], True
-            events.append(ToolCallResultEvent(message_id=f"{call_id}:result", tool_call_id=call_id, content=data["content"], role="tool"))
+            if call_id not in self.answered:
+                answer = ToolCallResultEvent(message_id=f"{call_id}:result", tool_call_id=call_id, content=data["content"], role="tool")
+                events.append(answer)
         elif event.type == "approval":
             self.interrupts.append(interrupt_of(data["approvalId"], data["function"], data["arguments"], data.get("expiresAt")))
         elif event.type == "done":

@@ -95,7 +95,8 @@ class DoorMessage:
     None: a new one, whose earlier messages are `history`, (`user` | `assistant`, text) oldest
     first), and what else the door read (`options`: its own fields, handed back on the DoorTurn).
     `new_session_id`: the id a new session takes when the client chose it (an AG-UI thread);
-    `tool_events`: the turn emits each tool call and its result (`tool_call`, `tool_result`)."""
+    `tool_events`: the turn emits each tool call and its result (`tool_call`, `tool_result`);
+    `client_tools`: the client's own tools, offered to the model beside the agent's."""
 
     chat_app_id: str
     message: str
@@ -104,6 +105,7 @@ class DoorMessage:
     options: dict[str, Any] = field(default_factory=dict)
     new_session_id: uuid.UUID | None = None
     tool_events: bool = False
+    client_tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 class DoorTurn:
@@ -168,7 +170,7 @@ def _admit_door(caller: Caller, read: Callable[[ChatUser], DoorMessage], budget:
             raise unknown_chat_app(chat_app_id) from None
     except Exception as exc:
         raise Refused(exc, admission.budget) from exc
-    admitted.context.tool_events = request.tool_events
+    admitted.context.tool_events, admitted.context.client_tools = request.tool_events, request.client_tools
     return admitted, request
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 
 from chat.sessions.traces import FAILED, trace_for_users
-from chat.turn import collaborators, knowledge
+from chat.turn import collaborators, knowledge, replay
 from chat.turn.events import TurnEvent
 from chat.turn.prompt import TurnContext
 from chat.turn.usage import Ledger, ms_since
@@ -104,10 +104,24 @@ def toolset(
         respond=respond,
         on_trace=lambda wire: trace(transcript.emit, context, wire),
     )
+    if context.depth == 0:
+        specs += [client_tool(context, tool) for tool in context.client_tools]
     offered: dict[str, llm.ToolSpec] = {}
     for spec in specs:
         offered.setdefault(spec.name, spec)
     return list(offered.values())
+
+
+def client_tool(context: TurnContext, tool: dict[str, Any]) -> llm.ToolSpec:
+    """A tool of the AG-UI client (docs/doors.md, "AG-UI"): its call waits, the turn running on, for
+    the result the client sends in its next run."""
+
+    async def call(arguments: dict[str, Any]) -> str:
+        assert context.session_id is not None  # set before the reply starts
+        return await replay.store().client_result(context.session_id, llm.CALL_ID.get())
+
+    parameters = tool.get("parameters") or {"type": "object", "properties": {}}
+    return llm.ToolSpec(tool["name"], tool.get("description") or "", parameters, call, timeout=settings.CHAT_CLIENT_TOOL_SECONDS)
 
 
 async def stream(
