@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 from ag_ui.core import BaseEvent, EventType, RunAgentInput
 
 from agents.models import AgentDefinition
@@ -38,16 +39,9 @@ EVENT_MODELS: dict[str, type[BaseEvent]] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _node_client() -> None:
-    if shutil.which("node") is None or not (ROOT / "node_modules" / "@ag-ui" / "client").is_dir():
-        pytest.skip(NODE_MISSING)
-
-
 @contextmanager
 def platform(openai_server: Any, **settings: str) -> Iterator[ServerProcess]:
-    """The platform in a process of its own, on the test's database, its agent on the scripted model."""
-    ChatAppFactory(chat_app_id="support", agent__agent_id="helper", agent__foundation_model="openai:test-model")
+    """The platform in a process of its own, on the test's database, on the scripted model."""
     env = {
         "DATABASE_URL": database_url_of_test_db(),
         "OPENAI_BASE_URL": openai_server.base_url,
@@ -61,13 +55,21 @@ def platform(openai_server: Any, **settings: str) -> Iterator[ServerProcess]:
 
 
 @pytest.fixture
-def server(openai_server: Any, transactional_db: None) -> Iterator[ServerProcess]:
+def support(transactional_db: None) -> Any:
+    """The chat app `support`, whose agent `helper` talks to the scripted model."""
+    return ChatAppFactory(chat_app_id="support", agent__agent_id="helper", agent__foundation_model="openai:test-model")
+
+
+@pytest.fixture
+def server(openai_server: Any, support: Any) -> Iterator[ServerProcess]:
     with platform(openai_server) as process:
         yield process
 
 
 def agent_runs(server: ServerProcess, chat_app_id: str, messages: list[str], *, user_id: str | None = "alice", **spec: Any) -> list[Any]:
     """One HttpAgent run per message, on one thread: what the Node script printed, a line each."""
+    if shutil.which("node") is None or not (ROOT / "node_modules" / "@ag-ui" / "client").is_dir():
+        pytest.skip(NODE_MISSING)
     token = bearer_token(user_id) if user_id else None
     spec = {"url": f"{server.url}/api/ag-ui/{chat_app_id}", "token": token, "messages": messages, **spec}
     done = subprocess.run(["node", str(CLIENT)], input=json.dumps(spec), cwd=ROOT, capture_output=True, text=True, timeout=60)
@@ -240,6 +242,24 @@ def test_a_frontend_tool_call_ends_the_run_and_the_next_run_gives_the_model_its_
     assert stored == [("user", "Refund me"), ("assistant", "Refunded, as you confirmed.")]
 
 
+def test_a_frontend_tools_result_reaches_the_turn_in_another_process(openai_server, support, redis_url):
+    redis.Redis.from_url(redis_url).flushdb()  # the processes' cached users and definitions of an earlier test's database
+    ask = Reply(tool_calls=[ToolCall("confirm", {"question": "Sure?"}, id="call_confirm")])
+    openai_server.script([ask, Reply(text="Confirmed elsewhere.")])
+    thread = str(uuid.uuid4())
+    run = {"threadId": thread, "runId": "r1", "tools": [CONFIRM], "messages": [{"id": "1", "role": "user", "content": "Go"}]}
+    result = {"id": "2", "role": "tool", "toolCallId": "call_confirm", "content": "yes"}
+
+    with platform(openai_server, REDIS_URL=redis_url) as first, platform(openai_server, REDIS_URL=redis_url) as second:
+        asked = sent_events(first, "support", run)
+        answered = sent_events(second, "support", {**run, "runId": "r2", "messages": [*run["messages"], result]})
+
+    assert asked[-1].type == EventType.RUN_FINISHED and asked[-1].outcome.pending_tool_call_ids == ["call_confirm"]
+    assert answered[0].type == EventType.RUN_STARTED and answered[-1].type == EventType.RUN_FINISHED
+    assert "".join(e.delta for e in answered if e.type == EventType.TEXT_MESSAGE_CONTENT) == "Confirmed elsewhere."
+    assert [m["content"] for m in openai_server.requests[1]["messages"] if m["role"] == "tool"] == ["yes"]
+
+
 def test_a_tool_result_no_call_waits_for_is_400(server, openai_server):
     openai_server.script([Reply(text="Hello.")])
     thread = str(uuid.uuid4())
@@ -350,7 +370,7 @@ def test_a_chat_app_the_user_may_not_use_is_refused_like_an_unknown_one(server, 
     assert openai_server.requests == []
 
 
-def test_a_run_counts_against_the_rate_limit_and_its_session_fires_session_created(openai_server, transactional_db):
+def test_a_run_counts_against_the_rate_limit_and_its_session_fires_session_created(openai_server, support):
     hook = [{"url": "http://127.0.0.1:9/hook", "events": ["session.created"], "secret": "s"}]
     openai_server.script([Reply(text="Once.")])
     limits = {"chat": 1, "admin": 1000, "tagdef-admin": 100, "tagdef-chat": 1000}
