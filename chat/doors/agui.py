@@ -45,11 +45,12 @@ from chat.turn import go_on, resume
 from chat.turn.admission import parse
 from chat.turn.door import DoorError, DoorMessage, admit_door, admit_door_caller, door_error
 from chat.turn.events import TurnEvent
-from chat.turn.replay import answer_call
+from chat.turn.replay import abandon_calls, answer_call
 from chat.users.models import ChatUser
 from chatplatform.api.errors import Code
 from chatplatform.db import on_db_thread
 
+NO_RESULT = "no result: the user sent a new message instead"
 ROLES = {"developer", "system", "assistant", "user", "tool", "activity", "reasoning"}
 
 
@@ -176,6 +177,8 @@ class AgUiView(DoorView):
             door = await admit_door(caller_of(request), read)
         except DoorError as error:
             return self.refused(error)
+        if door.request.session_id is not None:  # a turn waiting for a frontend tool's result would hold this one back
+            await abandon_calls(uuid.UUID(door.session_id), NO_RESULT)
         options, tools = door.request.options, {tool["name"] for tool in door.request.client_tools}
         events = RunEvents(options["threadId"], options["runId"], client_tools=tools)
         return self.events(rendered_sse(door.events(), events.render), door.headers)

@@ -163,6 +163,12 @@ class Store:
         future.set_result(content)
         return True
 
+    async def abandon_calls(self, session_id: uuid.UUID, content: str) -> None:
+        """Give every frontend tool's call the session's turn waits for `content` as its result."""
+        for key, future in list(self.calls.items()):
+            if key.startswith(f"{session_id}:") and not future.done():
+                future.set_result(content)
+
     async def close(self) -> None:
         pass
 
@@ -276,6 +282,10 @@ class RedisStore(Store):
         await self.client.publish(CONTROL_CHANNEL, orjson.dumps({"answer": f"{session_id}:{call_id}", "content": content}))
         return True
 
+    async def abandon_calls(self, session_id: uuid.UUID, content: str) -> None:
+        await super().abandon_calls(session_id, content)
+        await self.client.publish(CONTROL_CHANNEL, orjson.dumps({"abandon": str(session_id), "content": content}))
+
     def _listen(self) -> None:
         if self.listener is None or self.listener.done():
             self.listener = self.loop.create_task(self._control(), name="turn-control")
@@ -294,6 +304,9 @@ class RedisStore(Store):
                             waiting = self.calls.get(order["answer"])
                             if waiting is not None and not waiting.done():
                                 waiting.set_result(order["content"])
+                            continue
+                        if "abandon" in order:
+                            await Store.abandon_calls(self, uuid.UUID(order["abandon"]), order["content"])
                             continue
                         running = self.running.get(order.get("stop", ""))
                         if running is not None and running.turn.message_id == order.get("messageId"):
@@ -459,6 +472,12 @@ async def answer_call(session_id: uuid.UUID, call_id: str, content: str) -> bool
     """Hand a frontend tool's result to the session's running turn, in whichever process runs it;
     whether one waits for it (across processes: whether the session's turn still runs)."""
     return await store().answer_call(session_id, call_id, content)
+
+
+async def abandon_calls(session_id: uuid.UUID, content: str) -> None:
+    """End the waits of the session's turn for its frontend tools' results (a new message came
+    instead), in whichever process runs it: `content` is each call's result."""
+    await store().abandon_calls(session_id, content)
 
 
 async def stop(session_id: uuid.UUID) -> bool:

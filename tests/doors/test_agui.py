@@ -260,6 +260,26 @@ def test_a_frontend_tools_result_reaches_the_turn_in_another_process(openai_serv
     assert [m["content"] for m in openai_server.requests[1]["messages"] if m["role"] == "tool"] == ["yes"]
 
 
+def test_a_new_message_instead_of_a_frontend_tools_result_ends_the_wait(server, openai_server):
+    ask = Reply(tool_calls=[ToolCall("confirm", {"question": "Refund 5?"}, id="call_confirm")])
+    openai_server.script([ask, Reply(text="Not refunded, then."), Reply(text="Hello again.")])
+    thread = str(uuid.uuid4())
+
+    lines = agent_runs(server, "support", ["Refund me", "Actually, just hi"], threadId=thread, tools=[CONFIRM])
+
+    assert events_of(lines, 0)[-1]["outcome"]["pendingToolCallIds"] == ["call_confirm"]
+    assert "".join(e["delta"] for e in events_of(lines, 1) if e["type"] == "TEXT_MESSAGE_CONTENT") == "Hello again."
+    outputs = [m["content"] for m in openai_server.requests[1]["messages"] if m["role"] == "tool"]
+    assert outputs == ["no result: the user sent a new message instead"]
+    stored = [(m["source"], m["message"]) for m in chat_api(server, f"sessions/{thread}/messages")["messages"]]
+    assert stored == [
+        ("user", "Refund me"),
+        ("assistant", "Not refunded, then."),
+        ("user", "Actually, just hi"),
+        ("assistant", "Hello again."),
+    ]
+
+
 def test_a_tool_result_no_call_waits_for_is_400(server, openai_server):
     openai_server.script([Reply(text="Hello.")])
     thread = str(uuid.uuid4())
