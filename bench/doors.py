@@ -9,6 +9,7 @@ to the first text and the server's CPU per turn:
 - `chat.completions`: `POST /v1/chat/completions` with `stream: true`,
 - `responses`: `POST /v1/responses` with `stream: true`,
 - `a2a`: `POST /a2a/demo`, A2A's `SendStreamingMessage`,
+- `mcp`: `POST /mcp`, a `tools/call` of `ask_demo` with a `progressToken` (the text as progress),
 - `ag-ui`: `POST /api/ag-ui/demo` with a `RunAgentInput` (a new thread per run).
 
     .venv/bin/python bench/doors.py [--turns 20] [--concurrency 50]
@@ -41,12 +42,12 @@ from tests.servers import asgi_server  # noqa: E402
 
 
 async def through_door(
-    client: aiohttp.ClientSession, url: str, token: str, path: str, body: dict, first: bytes, last: bytes
+    client: aiohttp.ClientSession, url: str, token: str, path: str, body: dict, first: bytes, last: bytes, headers: dict | None = None
 ) -> tuple[float, float]:
     """A streamed door request: the time to the line holding `first` (the first text), and to `last`."""
     started = time.perf_counter()
     ttft = None
-    async with client.post(f"{url}{path}", json=body, headers={"Authorization": f"Bearer {token}"}) as response:
+    async with client.post(f"{url}{path}", json=body, headers={"Authorization": f"Bearer {token}", **(headers or {})}) as response:
         response.raise_for_status()
         async for line in response.content:
             if ttft is None and first in line:
@@ -69,6 +70,10 @@ async def run(url: str, pid: int, token: str, levels: list[int], turns: int) -> 
     responses = {"model": "demo", "stream": True, "input": BODY["message"]}
     message = {"messageId": "bench", "role": "ROLE_USER", "parts": [{"text": BODY["message"]}]}
     a2a = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": message}}
+    arguments = {"name": "ask_demo", "arguments": {"message": BODY["message"]}, "_meta": {"progressToken": 1}}
+    mcp_call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": arguments}
+    # A stateless server answers a call without the initialize handshake; as an SDK client, it accepts SSE.
+    mcp_headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
     connector = aiohttp.TCPConnector(limit=max(levels) + 10)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300)) as client:
         paths = {
@@ -80,6 +85,7 @@ async def run(url: str, pid: int, token: str, levels: list[int], turns: int) -> 
             "responses": lambda: through_door(client, url, token, "/v1/responses", responses, b"output_text.delta", b"response.completed"),
             # The first event is the task; the first text is the first artifact update.
             "a2a": lambda: through_door(client, url, token, "/a2a/demo", a2a, b'"artifactUpdate"', b"TASK_STATE_COMPLETED"),
+            "mcp": lambda: through_door(client, url, token, "/mcp", mcp_call, b"notifications/progress", b'"result"', mcp_headers),
             "ag-ui": lambda: through_door(client, url, token, "/api/ag-ui/demo", ag_ui(), b"TEXT_MESSAGE_CONTENT", b"RUN_FINISHED"),
         }
         for call in paths.values():

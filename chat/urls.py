@@ -7,6 +7,7 @@ from chat.config.views import ConfigAdminViewSet
 from chat.doors.a2a import A2AView, AgentCardView
 from chat.doors.agui import AgUiView
 from chat.doors.converse import ConverseView
+from chat.doors.mcp import McpView
 from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
 from chat.doors.responses import ResponsesView, ResponseView
 from chat.doors.sessions import ApprovalDecisionView, ApprovalsView, SessionStopView, SessionStreamView
@@ -62,6 +63,7 @@ door_urlpatterns = [
     re_path(r"^v1(?:/.*)?$", UnknownPathView.as_view()),
     path("a2a/<str:chatAppId>", A2AView.as_view(), name="door-a2a"),
     path("a2a/<str:chatAppId>/.well-known/agent-card.json", AgentCardView.as_view(), name="door-a2a-card"),
+    path("mcp", McpView.as_view(), name="door-mcp"),
     path("api/ag-ui/<str:chatAppId>", AgUiView.as_view(), name="door-ag-ui"),
 ]
 

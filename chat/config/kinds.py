@@ -55,7 +55,7 @@ class Kind:
     get: Callable[[str], models.Model | None]
     render: Callable[[Any], dict[str, Any]]
     upsert: Callable[[dict[str, Any], str], Any]
-    delete: Callable[[str, str], None]
+    delete: Callable[[str, str], object]
     check: Callable[[dict[str, Any]], object] | None = None
 
 
@@ -71,9 +71,11 @@ def _whole(serializer_class: type[serializers.Serializer], model: type[models.Mo
         if field.required or field.read_only:
             continue
         try:
-            defaults[name] = model._meta.get_field(field.source).get_default()
+            model_field = model._meta.get_field(field.source or name)
         except FieldDoesNotExist:
             continue  # e.g. a knowledge base's `retrieval`, several fields in one: its keys keep their values
+        if isinstance(model_field, models.Field):
+            defaults[name] = model_field.get_default()
     return lambda definition: {**copy.deepcopy(defaults), **definition}
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -9,7 +11,7 @@ from chat.config.kinds import KINDS
 from chat.config.services import Action
 from chatplatform.api.fields import StrictBooleanField, StrictCharField
 
-_BOOLEAN = {"invalid": "must be true or false"}
+_BOOLEAN: dict[str, Any] = {"invalid": "must be true or false"}
 
 
 def _definitions(kind: str) -> serializers.ListField:

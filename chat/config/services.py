@@ -92,7 +92,7 @@ def _definitions(config: Any) -> list[tuple[Kind, list[tuple[str, dict[str, Any]
     return found
 
 
-def _collaborators_first(agents: dict[str, Mapping[str, Any]]) -> list[str]:
+def _collaborators_first(agents: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Agent ids ordered so that an agent comes after the collaborators it lists among `agents`
     (a loop is left to the agent rules, which refuse it)."""
     ordered: list[str] = []

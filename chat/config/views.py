@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from chat.config.selectors import config_export
 from chat.config.serializers import ChangeSerializer, ConfigApplyRequestSerializer, ConfigSerializer
 from chat.config.services import config_apply
+from chatplatform.api.permissions import caller_id
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import AdminApiViewSet, checked, ok
 
@@ -33,6 +34,6 @@ class ConfigAdminViewSet(AdminApiViewSet):
     def apply(self, request: Request) -> Response:
         body = checked(ConfigApplyRequestSerializer, request.data)
         changes = config_apply(
-            config=body["config"], user_id=body.get("userId") or request.user.pk, dry_run=body["dryRun"], prune=body["prune"]
+            config=body["config"], user_id=body.get("userId") or caller_id(request), dry_run=body["dryRun"], prune=body["prune"]
         )
         return ok(changes=[asdict(change) for change in changes])

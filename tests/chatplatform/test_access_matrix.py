@@ -135,6 +135,8 @@ ACCESS: dict[str, Access] = {
     "GET ^v1(?:/.*)?$": Access.DOOR,
     "POST a2a/<str:chatAppId>": Access.DOOR,
     "GET a2a/<str:chatAppId>/.well-known/agent-card.json": Access.DOOR,
+    "POST mcp": Access.DOOR,
+    "GET mcp": Access.DOOR,
     "POST api/ag-ui/<str:chatAppId>": Access.DOOR,
 }
 
