@@ -8,8 +8,9 @@ to the first text and the server's CPU per turn:
 - `converse`: `POST /api/chat/converse` with `Accept: text/event-stream`,
 - `chat.completions`: `POST /v1/chat/completions` with `stream: true`,
 - `responses`: `POST /v1/responses` with `stream: true`,
-- `a2a`: `POST /a2a/demo`, A2A's `SendStreamingMessage`.
-- `mcp`: `POST /mcp`, a `tools/call` of `ask_demo` with a `progressToken` (the text as progress).
+- `a2a`: `POST /a2a/demo`, A2A's `SendStreamingMessage`,
+- `mcp`: `POST /mcp`, a `tools/call` of `ask_demo` with a `progressToken` (the text as progress),
+- `ag-ui`: `POST /api/ag-ui/demo` with a `RunAgentInput` (a new thread per run).
 
     .venv/bin/python bench/doors.py [--turns 20] [--concurrency 50]
 
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import aiohttp
@@ -57,6 +59,12 @@ async def through_door(
     raise RuntimeError("stream ended before its end")
 
 
+def ag_ui() -> dict:
+    """A run on a new thread: an AG-UI client's first message."""
+    message = {"id": "m1", "role": "user", "content": BODY["message"]}
+    return {"threadId": str(uuid.uuid4()), "runId": str(uuid.uuid4()), "messages": [message]}
+
+
 async def run(url: str, pid: int, token: str, levels: list[int], turns: int) -> None:
     completions = {"model": "demo", "stream": True, "messages": [{"role": "user", "content": BODY["message"]}]}
     responses = {"model": "demo", "stream": True, "input": BODY["message"]}
@@ -78,6 +86,7 @@ async def run(url: str, pid: int, token: str, levels: list[int], turns: int) -> 
             # The first event is the task; the first text is the first artifact update.
             "a2a": lambda: through_door(client, url, token, "/a2a/demo", a2a, b'"artifactUpdate"', b"TASK_STATE_COMPLETED"),
             "mcp": lambda: through_door(client, url, token, "/mcp", mcp_call, b"notifications/progress", b'"result"', mcp_headers),
+            "ag-ui": lambda: through_door(client, url, token, "/api/ag-ui/demo", ag_ui(), b"TEXT_MESSAGE_CONTENT", b"RUN_FINISHED"),
         }
         for call in paths.values():
             await measure(call, 1, 3)  # warm up: imports, connections

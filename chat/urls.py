@@ -5,6 +5,7 @@ from django.urls import path, re_path
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
 from chat.config.views import ConfigAdminViewSet
 from chat.doors.a2a import A2AView, AgentCardView
+from chat.doors.agui import AgUiView
 from chat.doors.converse import ConverseView
 from chat.doors.mcp import McpView
 from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
@@ -63,6 +64,7 @@ door_urlpatterns = [
     path("a2a/<str:chatAppId>", A2AView.as_view(), name="door-a2a"),
     path("a2a/<str:chatAppId>/.well-known/agent-card.json", AgentCardView.as_view(), name="door-a2a-card"),
     path("mcp", McpView.as_view(), name="door-mcp"),
+    path("api/ag-ui/<str:chatAppId>", AgUiView.as_view(), name="door-ag-ui"),
 ]
 
 admin_urlpatterns = [

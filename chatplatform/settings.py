@@ -383,6 +383,8 @@ CHAT_WS_MAX_QUEUED_TURNS = env_int("CHAT_WS_MAX_QUEUED_TURNS", 10, minimum=1)
 # How long a turn's events stay replayable after it ends (docs/api.md, "Events"); 0 keeps none in
 # Redis (resume then reaches only the turns of the process a client reconnects to).
 CHAT_STREAM_REPLAY_SECONDS = env_int("CHAT_STREAM_REPLAY_SECONDS", 600, minimum=0)
+# How long a turn waits for an AG-UI client's result of its frontend tool's call (docs/doors.md, "AG-UI").
+CHAT_CLIENT_TOOL_SECONDS = env_int("CHAT_CLIENT_TOOL_SECONDS", 300, minimum=1)
 # Days a session is kept after its last message, for chat apps without retentionDays; unset: kept (docs/data.md).
 CHAT_RETENTION_DAYS = env_optional_int("CHAT_RETENTION_DAYS", minimum=1)
 # On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).

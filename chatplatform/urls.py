@@ -82,8 +82,8 @@ urlpatterns = [
     path("api/chat-admin/", include(admin_api)),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", DocsView.as_view(url_name="schema"), name="docs"),
+    *doors,  # before the catch-all of /api/: the AG-UI door is under it
     re_path(r"^api(?:/.*)?$", UnknownPathView.as_view()),
-    *doors,
     path("admin/", admin.site.urls),
     path("accounts/logout/", _sign_out_view().as_view(), name="logout"),
     path("healthz", healthz),

@@ -25,4 +25,5 @@ def test_make_run_prints_a_line_per_door_with_its_url():
     printed = "".join(subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=10).stdout for line in banners)
     assert "OpenAI Chat Completions: http://127.0.0.1:8100/v1/chat/completions" in printed
     assert "OpenAI Responses:        http://127.0.0.1:8100/v1/responses" in printed
+    assert "AG-UI (HttpAgent url):   http://127.0.0.1:8100/api/ag-ui/demo" in printed
     assert "issue_token demo" in printed

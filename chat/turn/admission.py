@@ -177,9 +177,12 @@ def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelim
         raise Refused(exc, admission.budget) from exc
 
 
-def admit_request(admission: Admission, request: dict[str, Any], history: list[tuple[str, str]] | None = None) -> Admitted:
+def admit_request(
+    admission: Admission, request: dict[str, Any], history: list[tuple[str, str]] | None = None, new_session_id: uuid.UUID | None = None
+) -> Admitted:
     """A validated converse request of an admitted caller, checked and given its ticket. `history`
-    ((source, text), oldest first) is stored before the message of a new session (the doors' history)."""
+    ((source, text), oldest first) is stored before the message of a new session (the doors' history),
+    `new_session_id` is that session's id when the door's client chose it."""
     context = _context(request, admission.user)
     # A new message denies the approvals its session waits for: those turns go on first, refused.
     going_on = _superseded(context.session_id) if context.session_id is not None else []
@@ -195,6 +198,7 @@ def admit_request(admission: Admission, request: dict[str, Any], history: list[t
         entity_id=context.entity_id,
         only_when_idle=concurrent_turns(context.features) == "reject",
         history=history or [],
+        new_session_id=new_session_id,
     )
     return Admitted(admission.budget, context, claim, going_on)
 

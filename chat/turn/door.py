@@ -15,6 +15,7 @@ chat app the caller may not use answers as an unknown one does (404 INVALID_CHAT
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,13 +93,19 @@ def usable_chat_app(chat_app_id: str, user: ChatUser) -> ChatApp:
 class DoorMessage:
     """A door's request, read: the chat app, the turn's message, the session it continues (or
     None: a new one, whose earlier messages are `history`, (`user` | `assistant`, text) oldest
-    first), and what else the door read (`options`: its own fields, handed back on the DoorTurn)."""
+    first), and what else the door read (`options`: its own fields, handed back on the DoorTurn).
+    `new_session_id`: the id a new session takes when the client chose it (an AG-UI thread);
+    `tool_events`: the turn emits each tool call and its result (`tool_call`, `tool_result`);
+    `client_tools`: the client's own tools, offered to the model beside the agent's."""
 
     chat_app_id: str
     message: str
     session_id: str | None = None
     history: list[tuple[str, str]] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
+    new_session_id: uuid.UUID | None = None
+    tool_events: bool = False
+    client_tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 class DoorTurn:
@@ -157,11 +164,13 @@ def _admit_door(caller: Caller, read: Callable[[ChatUser], DoorMessage], budget:
         if request.session_id:
             body["sessionId"] = request.session_id
         try:
-            admitted = admit_request(admission, validate(body), history=None if request.session_id else request.history)
+            history = None if request.session_id else request.history
+            admitted = admit_request(admission, validate(body), history=history, new_session_id=request.new_session_id)
         except (PermissionDenied, exceptions.PermissionDenied):
             raise unknown_chat_app(chat_app_id) from None
     except Exception as exc:
         raise Refused(exc, admission.budget) from exc
+    admitted.context.tool_events, admitted.context.client_tools = request.tool_events, request.client_tools
     return admitted, request
 
 

@@ -178,6 +178,7 @@ def turn_claim(
     entity_id: str | None,
     only_when_idle: bool = False,
     history: list[tuple[str, str]] | None = None,
+    new_session_id: uuid.UUID | None = None,
 ) -> TurnClaim:
     """Take a ticket on the session (creating the session when `session_id` is None).
 
@@ -185,11 +186,13 @@ def turn_claim(
     INVALID_SESSION_ID for a session that is unknown, another user's or another chat app's;
     `only_when_idle` (concurrentTurns `reject`): 409 SESSION_BUSY while a turn of it runs.
     `history` ((source, text), oldest first) is stored before the message of a new session: a
-    door's client may bring the conversation so far (docs/doors.md).
+    door's client may bring the conversation so far (docs/doors.md); `new_session_id` is the new
+    session's id when the client chose it (an AG-UI thread).
     """
     now = timezone.now()
     if session_id is None:
         session = ChatSession(
+            **({"pk": new_session_id} if new_session_id is not None else {}),
             user=user,
             chat_app_id=chat_app_id,
             agent_id=agent_id,

@@ -76,6 +76,8 @@ class TurnContext:
     collaborators: list[Collaborator] = field(default_factory=list)  # those this user may use
     depth: int = 0  # 0 for the turn's own agent, 1 for a collaborator it calls, ...
     request: dict[str, Any] = field(default_factory=dict)  # the converse body as validated (a paused turn goes on from it)
+    tool_events: bool = False  # each tool call and its result as events (the AG-UI door, docs/doors.md)
+    client_tools: list[dict[str, Any]] = field(default_factory=list)  # an AG-UI client's tools: {name, description, parameters}
 
     def on(self, feature: str) -> bool:
         return feature_on(self.features, feature)

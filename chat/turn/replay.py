@@ -82,6 +82,7 @@ class Store:
         self.kept: dict[str, Turn] = {}  # messageId → Turn, running or ended (until forgotten)
         self.latest: dict[str, str] = {}  # sessionId → messageId of its latest turn
         self.running: dict[str, Running] = {}  # sessionId → its turn running here
+        self.calls: dict[str, asyncio.Future[str]] = {}  # "<sessionId>:<callId>" → a frontend tool's result, awaited here
 
     # --- the turn's side --------------------------------------------------------------------------
 
@@ -143,6 +144,30 @@ class Store:
             return False
         running.stop()
         return True
+
+    async def client_result(self, session_id: uuid.UUID, call_id: str) -> str:
+        """The result a frontend's client sends for the call `call_id` of the session's running turn
+        (its tool's `call` waits here; the tool's timeout bounds the wait)."""
+        key = f"{session_id}:{call_id}"
+        future = self.calls[key] = self.loop.create_future()
+        try:
+            return await future
+        finally:
+            self.calls.pop(key, None)
+
+    async def answer_call(self, session_id: uuid.UUID, call_id: str, content: str) -> bool:
+        """Hand a frontend tool's result to the turn waiting for it; whether one waits here."""
+        future = self.calls.get(f"{session_id}:{call_id}")
+        if future is None or future.done():
+            return False
+        future.set_result(content)
+        return True
+
+    async def abandon_calls(self, session_id: uuid.UUID, content: str) -> None:
+        """Give every frontend tool's call the session's turn waits for `content` as its result."""
+        for key, future in list(self.calls.items()):
+            if key.startswith(f"{session_id}:") and not future.done():
+                future.set_result(content)
 
     async def close(self) -> None:
         pass
@@ -245,6 +270,22 @@ class RedisStore(Store):
         await self.client.publish(CONTROL_CHANNEL, orjson.dumps({"stop": str(session_id), "messageId": message_id}))
         return True
 
+    async def answer_call(self, session_id: uuid.UUID, call_id: str, content: str) -> bool:
+        if await super().answer_call(session_id, call_id, content):
+            return True
+        message_id = await self.client.get(_latest_key(session_id))
+        if message_id is None:
+            return False
+        message_id = message_id.decode() if isinstance(message_id, bytes) else str(message_id)
+        if not await self.client.exists(_alive_key(message_id)):
+            return False
+        await self.client.publish(CONTROL_CHANNEL, orjson.dumps({"answer": f"{session_id}:{call_id}", "content": content}))
+        return True
+
+    async def abandon_calls(self, session_id: uuid.UUID, content: str) -> None:
+        await super().abandon_calls(session_id, content)
+        await self.client.publish(CONTROL_CHANNEL, orjson.dumps({"abandon": str(session_id), "content": content}))
+
     def _listen(self) -> None:
         if self.listener is None or self.listener.done():
             self.listener = self.loop.create_task(self._control(), name="turn-control")
@@ -259,6 +300,14 @@ class RedisStore(Store):
                         if message.get("type") != "message":
                             continue
                         order = orjson.loads(message["data"])
+                        if "answer" in order:  # a frontend tool's result, for a turn that may run here
+                            waiting = self.calls.get(order["answer"])
+                            if waiting is not None and not waiting.done():
+                                waiting.set_result(order["content"])
+                            continue
+                        if "abandon" in order:
+                            await Store.abandon_calls(self, uuid.UUID(order["abandon"]), order["content"])
+                            continue
                         running = self.running.get(order.get("stop", ""))
                         if running is not None and running.turn.message_id == order.get("messageId"):
                             running.stop()
@@ -417,6 +466,18 @@ async def resume(session_id: uuid.UUID, last_event_id: str | None) -> Reader | N
 async def turn_of(message_id: str) -> Turn | None:
     """The turn writing the answer `message_id` (running, or kept after it ended), from any process; None when none is kept."""
     return await store().turn_of(message_id)
+
+
+async def answer_call(session_id: uuid.UUID, call_id: str, content: str) -> bool:
+    """Hand a frontend tool's result to the session's running turn, in whichever process runs it;
+    whether one waits for it (across processes: whether the session's turn still runs)."""
+    return await store().answer_call(session_id, call_id, content)
+
+
+async def abandon_calls(session_id: uuid.UUID, content: str) -> None:
+    """End the waits of the session's turn for its frontend tools' results (a new message came
+    instead), in whichever process runs it: `content` is each call's result."""
+    await store().abandon_calls(session_id, content)
 
 
 async def stop(session_id: uuid.UUID) -> bool:

@@ -8,14 +8,15 @@ each text delta an event, each tool call, lookup and collaboration a trace.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 
-from chat.sessions.traces import trace_for_users
-from chat.turn import collaborators, knowledge
+from chat.sessions.traces import FAILED, trace_for_users
+from chat.turn import collaborators, knowledge, replay
 from chat.turn.events import TurnEvent
 from chat.turn.prompt import TurnContext
 from chat.turn.usage import Ledger, ms_since
@@ -103,10 +104,24 @@ def toolset(
         respond=respond,
         on_trace=lambda wire: trace(transcript.emit, context, wire),
     )
+    if context.depth == 0:
+        specs += [client_tool(context, tool) for tool in context.client_tools]
     offered: dict[str, llm.ToolSpec] = {}
     for spec in specs:
         offered.setdefault(spec.name, spec)
     return list(offered.values())
+
+
+def client_tool(context: TurnContext, tool: dict[str, Any]) -> llm.ToolSpec:
+    """A tool of the AG-UI client (docs/doors.md, "AG-UI"): its call waits, the turn running on, for
+    the result the client sends in its next run."""
+
+    async def call(arguments: dict[str, Any]) -> str:
+        assert context.session_id is not None  # set before the reply starts
+        return await replay.store().client_result(context.session_id, llm.CALL_ID.get())
+
+    parameters = tool.get("parameters") or {"type": "object", "properties": {}}
+    return llm.ToolSpec(tool["name"], tool.get("description") or "", parameters, call, timeout=settings.CHAT_CLIENT_TOOL_SECONDS)
 
 
 async def stream(
@@ -118,9 +133,10 @@ async def stream(
     message: str,
     tools: list[llm.ToolSpec],
     attachments: tuple[llm.Attachment, ...] = (),
+    tool_events: bool = False,
 ) -> llm.ReplyDone | llm.ReplyPaused:
-    """One streamed reply with the tool loop, each delta emitted as it arrives; ReplyPaused when a
-    call waits for a person's approval."""
+    """One streamed reply with the tool loop, each delta emitted as it arrives (with `tool_events`,
+    each tool call and its result too); ReplyPaused when a call waits for a person's approval."""
     events = llm.stream_reply(
         model=model,
         system_prompt=system_prompt,
@@ -131,14 +147,27 @@ async def stream(
         max_round_trips=settings.CHAT_TOOL_MAX_ROUND_TRIPS,
         on_text=transcript.delta,
     )
-    return await finished(events, model)
+    return await finished(events, model, transcript.emit if tool_events else None)
 
 
-async def finished(events: Any, model: str) -> llm.ReplyDone | llm.ReplyPaused:
+async def finished(events: Any, model: str, emit: Emit | None = None) -> llm.ReplyDone | llm.ReplyPaused:
     async for event in events:
         if isinstance(event, llm.ReplyDone | llm.ReplyPaused):
             return event
+        if emit is not None:
+            tool_event(emit, event)
     raise llm.ModelError(f"{model}: the reply ended without finishing")
+
+
+def tool_event(emit: Emit, event: Any) -> None:
+    """A call the model asked for (`tool_call`, before it runs) and its result (`tool_result`, the
+    text the model reads; a failure as a chat user sees it, chat.sessions.traces)."""
+    if isinstance(event, llm.ToolCallEvent):
+        emit(TurnEvent("tool_call", {"callId": event.call_id, "name": event.name, "arguments": event.arguments}))
+    elif isinstance(event, llm.ToolResultEvent):
+        result = event.result if isinstance(event.result, str) else json.dumps(event.result, default=str)
+        content = result if event.error is None else f"error: {FAILED}"
+        emit(TurnEvent("tool_result", {"callId": event.call_id, "name": event.name, "content": content, "error": event.error is not None}))
 
 
 async def respond(
@@ -169,6 +198,7 @@ async def respond(
         message=with_results,
         tools=tools,
         attachments=context.attachments,
+        tool_events=context.tool_events and context.depth == 0,
     )
     trace(transcript.emit, context, ledger.add("model", answer.model, answer.usage, ms_since(started)))
     return answer

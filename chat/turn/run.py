@@ -73,11 +73,14 @@ def start(admitted: Admitted) -> Turn:
     return turn
 
 
-async def go_on(message_id: uuid.UUID) -> Turn:
+async def go_on(message_id: uuid.UUID, *, tool_events: bool = False) -> Turn:
     """Go on with a turn that paused for approvals, now that every one is decided (its decider
     claimed it: chat.approvals.services): the calls run or are refused, the model goes on, the
-    answer is completed. Its events come from the returned Turn."""
-    return start_going_on(await on_db_thread(admit_going_on)(message_id))
+    answer is completed. Its events come from the returned Turn (with `tool_events`, its tool
+    calls and results too: the AG-UI door)."""
+    going = await on_db_thread(admit_going_on)(message_id)
+    going.context.tool_events = tool_events
+    return start_going_on(going)
 
 
 def start_going_on(going: GoingOn) -> Turn:
@@ -286,7 +289,7 @@ async def _go_on(
         text_so_far=state["text"],
     )
     model_started = time.perf_counter()
-    answer = await control.interruptible(finished(events, context.model))
+    answer = await control.interruptible(finished(events, context.model, transcript.emit if context.tool_events else None))
     trace(transcript.emit, context, ledger.add("model", answer.model, answer.usage, ms_since(model_started)))
     if isinstance(answer, llm.ReplyPaused):
         await _pause(context, claim, transcript, ledger, started, control, answer, state["systemPrompt"])

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
-from chatplatform.llm.loop import ReplyBuilder, complete, continue_reply, parse_or_raise, run_tool, stream_reply
+from chatplatform.llm.loop import CALL_ID, ReplyBuilder, complete, continue_reply, parse_or_raise, run_tool, stream_reply
 from chatplatform.llm.types import (
     Attachment,
     Completion,
@@ -43,6 +43,7 @@ from chatplatform.llm.types import (
 from chatplatform.model_names import ModelRef
 
 __all__ = [
+    "CALL_ID",
     "Attachment",
     "Completion",
     "Cost",

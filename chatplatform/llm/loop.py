@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing, suppress
+from contextvars import ContextVar
 from typing import Any
 
 from django.conf import settings
@@ -44,6 +45,10 @@ from chatplatform.llm.types import (
 from chatplatform.model_names import ModelRef, parse_model
 
 logger = logging.getLogger(__name__)
+
+# The id of the call a tool's `call` runs for, in that call's task: a frontend's tool waits for the
+# result its client sends back by this id (docs/doors.md, "AG-UI").
+CALL_ID: ContextVar[str] = ContextVar("tool_call_id", default="")
 
 
 def parse_or_raise(name: str) -> ModelRef:
@@ -133,6 +138,7 @@ async def _call(call: ToolCall, tools: dict[str, ToolSpec]) -> ToolResultEvent:
         return ToolResultEvent(call.id, call.name, arguments or {}, None, unknown, 0.0)
     if arguments is None:
         return ToolResultEvent(call.id, call.name, {}, None, f"invalid arguments for {call.name}: not a JSON object", 0.0)
+    CALL_ID.set(call.id)  # each call runs in a task of its own (asyncio.gather): its own context
     result, error, duration = await run_tool(spec, arguments)
     return ToolResultEvent(call.id, call.name, arguments, result, error, duration)
 

@@ -137,6 +137,7 @@ ACCESS: dict[str, Access] = {
     "GET a2a/<str:chatAppId>/.well-known/agent-card.json": Access.DOOR,
     "POST mcp": Access.DOOR,
     "GET mcp": Access.DOOR,
+    "POST api/ag-ui/<str:chatAppId>": Access.DOOR,
 }
 
 # A valid body where a route validates the body before it checks who acts ({sessionId}: bob's).

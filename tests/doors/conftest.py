@@ -14,6 +14,7 @@ from chatplatform.asgi import application
 from tests.conftest import bearer_token
 from tests.factories import ChatAppFactory
 from tests.peers import openai_server  # noqa: F401  (a pytest fixture, registered by importing it here)
+from tests.peers.redis_server import redis_url  # noqa: F401  (a pytest fixture, registered by importing it here)
 
 MODEL = "openai:test-model"
 BASE_URL = "http://testserver"
