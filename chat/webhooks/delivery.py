@@ -35,7 +35,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chat.webhooks.models import DeliveryState, WebhookAttempt, WebhookDelivery
-from chatplatform import tasks
+from chatplatform import tasks, telemetry
 
 logger = logging.getLogger("chat.webhooks")
 
@@ -178,6 +178,7 @@ class _Sender:
             "X-Webhook-Timestamp": str(stamp),
             "X-Webhook-Signature": sign(secret, stamp, body),
         }
+        telemetry.inject(headers)
         try:
             async with asyncio.timeout(timeout):
                 async with self.client.stream("POST", delivery.endpoint, content=body, headers=headers, timeout=timeout) as response:
