@@ -1,0 +1,164 @@
+"""Every turn one OpenTelemetry trace (docs/deploy.md, "Traces"): a server process exporting to a
+loopback OTLP/HTTP receiver; the span tree of a turn with a directive, a knowledge base search, a
+tool call, a collaborator and verification; message content only when asked for; an incoming
+`traceparent` parents the turn and the model server sees the trace's `traceparent`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from agents.models import AgentDefinition
+from tests.conftest import bearer_token
+from tests.factories import AgentFactory, ChatAppFactory, SemanticDirectiveFactory, ToolDefinitionFactory
+from tests.knowledge.conftest import add_text, create_base
+from tests.peers import Reply, ToolCall
+from tests.peers.otlp_receiver import OtlpReceiver, Span
+from tests.servers import ServerProcess, asgi_server, database_url_of_test_db
+
+pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"), pytest.mark.django_db(transaction=True)]
+
+ALICE = {"Authorization": f"Bearer {bearer_token('alice')}"}
+FEATURES = {"instructionAugmentation": {"enabled": True}, "verifyResponse": {"enabled": True}}
+QUESTION = "Where do Saturday deliveries leave from?"
+ANSWER = "From dock seven, and 2 + 3 is 5."
+CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+CALLER_SPAN = "00f067aa0ba902b7"
+
+
+@pytest.fixture
+def receiver() -> Iterator[OtlpReceiver]:
+    with OtlpReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture
+def platform(openai_server: Any, receiver: OtlpReceiver, admin_client: Any) -> dict[str, str]:
+    """The `support` chat app: agent `helper` with a directive, the `add` tool, the `handbook`
+    knowledge base (searched through its function) and the collaborator `writer`."""
+    tool = ToolDefinitionFactory(tool_id="add@1")
+    writer = AgentFactory(agent_id="writer", foundation_model="openai:writer-model")
+    helper = AgentFactory(
+        agent_id="helper",
+        foundation_model="openai:test-model",
+        tool_ids=[tool.pk],
+        collaborators=[{"agentId": writer.pk, "instruction": "Ask the writer to draft text.", "historyRelay": "TO_AGENT"}],
+    )
+    ChatAppFactory(chat_app_id="support", agent=helper, features=FEATURES)
+    SemanticDirectiveFactory(scope="agent#helper", directive_id="be-brief", instructions="Be brief.")
+    create_base(admin_client)
+    assert add_text(admin_client, "handbook", "Deliveries", "Saturday deliveries leave from dock seven.").status_code == 200
+    AgentDefinition.objects.filter(pk="helper").update(knowledge_bases=[{"id": "handbook"}])
+    return {
+        "DATABASE_URL": database_url_of_test_db(),
+        "OPENAI_BASE_URL": openai_server.base_url,
+        "OPENAI_API_KEY": "k",
+        "CHAT_TITLE_MODEL": "offline",
+        "CHAT_SELECTION_MODEL": "openai:selection-model",
+        "CHAT_VERIFICATION_MODEL": "openai:grader-model",
+        "CHAT_SITE_FEATURES": json.dumps(FEATURES),
+        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+        "OTEL_BSP_SCHEDULE_DELAY": "50",
+        "OTEL_SERVICE_NAME": "chat-under-test",
+    }
+
+
+def script(openai_server: Any) -> None:
+    openai_server.script(
+        [
+            Reply(text='<answer>["be-brief"]</answer>'),  # directive selection
+            Reply(
+                tool_calls=[
+                    ToolCall("add", {"a": 2, "b": 3}, id="call_add"),
+                    ToolCall("search_handbook", {"query": "Saturday deliveries"}, id="call_kb"),
+                    ToolCall("writer", {"request": "Draft one line about docks."}, id="call_writer"),
+                ]
+            ),
+            Reply(text="Docks are where trucks meet the warehouse."),  # the writer's own model call
+            Reply(text=ANSWER),
+            Reply(text="<grade>A</grade><feedback>Fine.</feedback>"),  # verification
+        ]
+    )
+
+
+def converse(server: ServerProcess, **headers: str) -> dict[str, Any]:
+    body = {"chatAppId": "support", "agentId": "helper", "message": QUESTION, "features": FEATURES, "source": "user"}
+    response = httpx.post(f"{server.url}/api/chat/converse", json=body, headers={**ALICE, **headers}, timeout=30)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def turn_trace(receiver: OtlpReceiver) -> list[Span]:
+    """The spans of the one turn's trace, once its root arrived with every child (batches come in any order)."""
+
+    def complete(spans: list[Span]) -> bool:
+        roots = [span for span in spans if span.name == "chat.turn"]
+        return len(roots) == 1 and sum(span.trace_id == roots[0].trace_id for span in spans) >= 12
+
+    spans = receiver.wait_for(complete)
+    (root,) = (span for span in spans if span.name == "chat.turn")
+    return [span for span in spans if span.trace_id == root.trace_id]
+
+
+def by_name(spans: list[Span]) -> dict[str, Span]:
+    return {span.name: span for span in spans}
+
+
+def test_a_turn_is_one_trace_of_its_stages_with_genai_attributes_and_no_content(platform, openai_server, receiver):
+    script(openai_server)
+    with asgi_server(platform) as server:
+        done = converse(server)
+        spans = turn_trace(receiver)
+
+    assert done["response"] == ANSWER
+    named = by_name(spans)
+    root = named["chat.turn"]
+    assert root.parent_span_id == "" and root.service_name == "chat-under-test"
+    assert root.attributes == {
+        "chat.app_id": "support",
+        "chat.agent_id": "helper",
+        "chat.session_id": done["sessionId"],
+        "chat.message_id": done["messageId"],
+    }
+    main = [span for span in spans if span.name == "chat test-model"]
+    assert len(main) == 2, "two model calls of the tool loop"
+    parent_of = {span.name: _parent(spans, span) for span in spans if span.name != "chat test-model"}
+    assert parent_of == {
+        "chat.turn": "",
+        "directives.select": "chat.turn",
+        "chat selection-model": "directives.select",
+        "execute_tool add": "chat.turn",
+        "execute_tool search_handbook": "chat.turn",
+        "knowledge.search handbook": "execute_tool search_handbook",
+        "execute_tool writer": "chat.turn",
+        "invoke_agent writer": "execute_tool writer",
+        "chat writer-model": "invoke_agent writer",
+        "verify": "chat.turn",
+        "chat grader-model": "verify",
+    }
+    assert all(_parent(spans, span) == "chat.turn" for span in main)
+
+    first, second = sorted(main, key=lambda span: span.attributes["gen_ai.response.finish_reasons"] != ["tool_call"])
+    assert first.attributes == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "test-model",
+        "gen_ai.usage.input_tokens": first.attributes["gen_ai.usage.input_tokens"],
+        "gen_ai.usage.output_tokens": first.attributes["gen_ai.usage.output_tokens"],
+        "gen_ai.response.finish_reasons": ["tool_call"],
+    }
+    assert first.attributes["gen_ai.usage.input_tokens"] > 0 and second.attributes["gen_ai.usage.output_tokens"] > 0
+    assert second.attributes["gen_ai.response.finish_reasons"] == ["stop"]
+    add = named["execute_tool add"].attributes
+    assert add["gen_ai.tool.name"] == "add" and add["gen_ai.tool.call.id"] == "call_add"
+    assert named["invoke_agent writer"].attributes["gen_ai.agent.id"] == "writer"
+    everything = json.dumps([span.attributes for span in spans])
+    assert QUESTION not in everything and "dock seven" not in everything and "Be brief" not in everything
+
+
+def _parent(spans: list[Span], span: Span) -> str:
+    return next((other.name for other in spans if other.span_id == span.parent_span_id), "")
