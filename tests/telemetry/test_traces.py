@@ -17,8 +17,10 @@ from tests.conftest import bearer_token
 from tests.factories import AgentFactory, ChatAppFactory, SemanticDirectiveFactory, ToolDefinitionFactory
 from tests.knowledge.conftest import add_text, create_base
 from tests.peers import Reply, ToolCall
+from tests.peers.mcp_server import McpPeer, shared_mcp_peer
 from tests.peers.otlp_receiver import OtlpReceiver, Span
 from tests.servers import ServerProcess, asgi_server, database_url_of_test_db
+from tools.models import ExecutionType
 
 pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"), pytest.mark.django_db(transaction=True)]
 
@@ -37,10 +39,19 @@ def receiver() -> Iterator[OtlpReceiver]:
 
 
 @pytest.fixture
-def platform(openai_server: Any, receiver: OtlpReceiver, admin_client: Any) -> dict[str, str]:
-    """The `support` chat app: agent `helper` with a directive, the `add` tool, the `handbook`
-    knowledge base (searched through its function) and the collaborator `writer`."""
-    tool = ToolDefinitionFactory(tool_id="add@1")
+def mcp_peer() -> Iterator[McpPeer]:
+    peer = shared_mcp_peer()
+    peer.reset()
+    peer.require_token = False
+    yield peer
+    peer.reset()
+
+
+@pytest.fixture
+def platform(openai_server: Any, receiver: OtlpReceiver, mcp_peer: McpPeer, admin_client: Any) -> dict[str, str]:
+    """The `support` chat app: agent `helper` with a directive, the MCP server's `add` tool, the
+    `handbook` knowledge base (searched through its function) and the collaborator `writer`."""
+    tool = ToolDefinitionFactory(tool_id="add@1", execution_type=ExecutionType.MCP, code="", url=mcp_peer.url)
     writer = AgentFactory(agent_id="writer", foundation_model="openai:writer-model")
     helper = AgentFactory(
         agent_id="helper",
@@ -126,7 +137,10 @@ def test_a_turn_is_one_trace_of_its_stages_with_genai_attributes_and_no_content(
     }
     main = [span for span in spans if span.name == "chat test-model"]
     assert len(main) == 2, "two model calls of the tool loop"
-    parent_of = {span.name: _parent(spans, span) for span in spans if span.name != "chat test-model"}
+    # The mcp library traces its own requests (`MCP send tools/call add`), under the tool call's span.
+    mcp = {span.name: _parent(spans, span) for span in spans if span.name.startswith("MCP ")}
+    assert mcp["MCP send tools/call add"] == "execute_tool add" and set(mcp.values()) == {"execute_tool add"}
+    parent_of = {span.name: _parent(spans, span) for span in spans if span.name != "chat test-model" and span.name not in mcp}
     assert parent_of == {
         "chat.turn": "",
         "directives.select": "chat.turn",
@@ -162,3 +176,40 @@ def test_a_turn_is_one_trace_of_its_stages_with_genai_attributes_and_no_content(
 
 def _parent(spans: list[Span], span: Span) -> str:
     return next((other.name for other in spans if other.span_id == span.parent_span_id), "")
+
+
+def test_with_the_content_variable_the_prompts_and_answers_are_on_the_spans(platform, openai_server, receiver):
+    script(openai_server)
+    with asgi_server({**platform, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}) as server:
+        converse(server)
+        spans = turn_trace(receiver)
+
+    final = next(s for s in spans if s.name == "chat test-model" and s.attributes["gen_ai.response.finish_reasons"] == ["stop"])
+    asked = json.loads(final.attributes["gen_ai.input.messages"])
+    assert asked[0] == {"role": "user", "parts": [{"type": "text", "content": QUESTION}]}
+    results = [part for message in asked if message["role"] == "tool" for part in message["parts"]]
+    assert {"type": "tool_call_response", "id": "call_add", "response": '{"result":5.0}'} in results
+    assert "Be brief." in json.loads(final.attributes["gen_ai.system_instructions"])[0]["content"]
+    answered = json.loads(final.attributes["gen_ai.output.messages"])
+    assert answered == [{"role": "assistant", "parts": [{"type": "text", "content": ANSWER}], "finish_reason": "stop"}]
+    lookup = next(s for s in spans if s.name == "knowledge.search handbook")
+    assert lookup.attributes["chat.knowledge_base.query"] == "Saturday deliveries"
+
+
+def test_an_incoming_traceparent_parents_the_turn_and_the_model_and_mcp_servers_see_the_trace(
+    platform, openai_server, receiver, mcp_peer
+):
+    script(openai_server)
+    with asgi_server(platform) as server:
+        converse(server, traceparent=f"00-{CALLER_TRACE}-{CALLER_SPAN}-01")
+        spans = turn_trace(receiver)
+
+    root = next(span for span in spans if span.name == "chat.turn")
+    assert root.trace_id == CALLER_TRACE and root.parent_span_id == CALLER_SPAN
+    model_calls = {span.span_id for span in spans if span.name.startswith("chat ") and span.name != "chat.turn"}
+    sent = [headers["traceparent"].split("-") for headers in openai_server.headers]
+    assert len(sent) == 5 and {trace_id for _, trace_id, _, _ in sent} == {CALLER_TRACE}
+    assert {span_id for _, _, span_id, _ in sent} == model_calls, "each model request is the child of its own span"
+    (call,) = mcp_peer.calls
+    mcp_request = next(span for span in spans if span.name == "MCP send tools/call add")
+    assert call.traceparent.split("-")[1:3] == [CALLER_TRACE, mcp_request.span_id]
