@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from websockets.sync.client import connect
 
 from agents.models import AgentDefinition
 from tests.conftest import bearer_token
@@ -196,9 +197,7 @@ def test_with_the_content_variable_the_prompts_and_answers_are_on_the_spans(plat
     assert lookup.attributes["chat.knowledge_base.query"] == "Saturday deliveries"
 
 
-def test_an_incoming_traceparent_parents_the_turn_and_the_model_and_mcp_servers_see_the_trace(
-    platform, openai_server, receiver, mcp_peer
-):
+def test_an_incoming_traceparent_parents_the_turn_and_the_model_and_mcp_servers_see_the_trace(platform, openai_server, receiver, mcp_peer):
     script(openai_server)
     with asgi_server(platform) as server:
         converse(server, traceparent=f"00-{CALLER_TRACE}-{CALLER_SPAN}-01")
@@ -213,3 +212,32 @@ def test_an_incoming_traceparent_parents_the_turn_and_the_model_and_mcp_servers_
     (call,) = mcp_peer.calls
     mcp_request = next(span for span in spans if span.name == "MCP send tools/call add")
     assert call.traceparent.split("-")[1:3] == [CALLER_TRACE, mcp_request.span_id]
+
+
+def test_a_websocket_handshakes_traceparent_parents_the_turns_it_carries(platform, openai_server, receiver):
+    script(openai_server)
+    body = {"chatAppId": "support", "agentId": "helper", "message": QUESTION, "features": FEATURES, "source": "user"}
+    with asgi_server(platform) as server:
+        url = f"ws://127.0.0.1:{server.port}/ws/chat/converse?token={bearer_token('alice')}"
+        with connect(url, additional_headers={"traceparent": f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"}, open_timeout=30) as socket:
+            socket.send(json.dumps(body))
+            while (frame := json.loads(socket.recv(timeout=30)))["type"] not in {"done", "error"}:
+                pass
+        spans = turn_trace(receiver)
+
+    assert frame["type"] == "done", frame
+    root = next(span for span in spans if span.name == "chat.turn")
+    assert root.trace_id == CALLER_TRACE and root.parent_span_id == CALLER_SPAN
+    assert root.attributes["chat.message_id"] == frame["messageId"]
+
+
+def test_without_an_exporter_nothing_is_traced_and_no_traceparent_goes_out(platform, openai_server, receiver, mcp_peer):
+    script(openai_server)
+    untraced = {name: value for name, value in platform.items() if not name.startswith("OTEL_")}
+    with asgi_server(untraced) as server:
+        done = converse(server, traceparent=f"00-{CALLER_TRACE}-{CALLER_SPAN}-01")
+
+    assert done["response"] == ANSWER
+    assert len(openai_server.headers) == 5 and not any("traceparent" in headers for headers in openai_server.headers)
+    assert mcp_peer.calls[0].traceparent == ""
+    assert receiver.spans == []
