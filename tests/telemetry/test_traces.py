@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from io import StringIO
 from typing import Any
 
 import httpx
 import pytest
+from django.core.management import call_command
 from websockets.sync.client import connect
 
 from agents.models import AgentDefinition
@@ -20,6 +22,7 @@ from tests.knowledge.conftest import add_text, create_base
 from tests.peers import Reply, ToolCall
 from tests.peers.mcp_server import McpPeer, shared_mcp_peer
 from tests.peers.otlp_receiver import OtlpReceiver, Span
+from tests.peers.webhook_receiver import WebhookReceiver
 from tests.servers import ServerProcess, asgi_server, database_url_of_test_db
 from tools.models import ExecutionType
 
@@ -241,3 +244,17 @@ def test_without_an_exporter_nothing_is_traced_and_no_traceparent_goes_out(platf
     assert len(openai_server.headers) == 5 and not any("traceparent" in headers for headers in openai_server.headers)
     assert mcp_peer.calls[0].traceparent == ""
     assert receiver.spans == []
+
+
+def test_a_webhook_carries_the_trace_of_the_request_that_caused_it(platform, openai_server, receiver, settings):
+    script(openai_server)
+    with WebhookReceiver() as hooks:
+        settings.CHAT_WEBHOOKS = [{"url": hooks.url, "secret": "receiver-secret-0123456789", "events": ["session.created"]}]
+        with asgi_server({**platform, "CHAT_WEBHOOKS": json.dumps(settings.CHAT_WEBHOOKS)}) as server:
+            converse(server, traceparent=f"00-{CALLER_TRACE}-{CALLER_SPAN}-01")
+        call_command("run_worker", "--burst", stdout=StringIO())  # the worker delivers, long after the turn
+        (delivery,) = hooks.received
+
+    # session.created is written when the turn is admitted, before its own span: the caller's trace.
+    assert delivery.event == "session.created"
+    assert delivery.headers["traceparent"] == f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"
