@@ -258,3 +258,18 @@ def test_a_webhook_carries_the_trace_of_the_request_that_caused_it(platform, ope
     # session.created is written when the turn is admitted, before its own span: the caller's trace.
     assert delivery.event == "session.created"
     assert delivery.headers["traceparent"] == f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"
+
+
+def test_an_anthropic_model_request_carries_the_trace_of_its_model_call(platform, openai_server, receiver):
+    AgentDefinition.objects.filter(pk="helper").update(foundation_model="anthropic:claude-test", collaborators=None, tool_ids=[])
+    openai_server.script([Reply(text='<answer>["be-brief"]</answer>'), Reply(text=ANSWER), Reply(text="<grade>A</grade>")])
+    anthropic = {"ANTHROPIC_BASE_URL": openai_server.base_url.removesuffix("/v1"), "ANTHROPIC_API_KEY": "k"}
+    with asgi_server({**platform, **anthropic}) as server:
+        assert converse(server)["response"] == ANSWER
+        spans = receiver.wait_for(lambda spans: any(span.name == "chat.turn" for span in spans))
+
+    call = next(span for span in spans if span.name == "chat claude-test")
+    assert call.attributes["gen_ai.provider.name"] == "anthropic"
+    # The anthropic library traces (and propagates) its own request, as a child of the model call's span.
+    sent = next(span for span in spans if span.span_id == openai_server.headers[1]["traceparent"].split("-")[2])
+    assert sent.trace_id == call.trace_id and sent.parent_span_id == call.span_id
