@@ -30,7 +30,11 @@ def model_call(ref: ModelRef, request: ModelRequest) -> Iterator[Any]:
         if telemetry.CAPTURE_CONTENT:
             telemetry.content(span, "gen_ai.system_instructions", [{"type": "text", "content": request.system_prompt}])
             telemetry.content(span, "gen_ai.input.messages", [_message(message) for message in request.messages])
-        yield span
+        try:
+            yield span
+        except Exception as exc:
+            span.set_attribute("error.type", type(exc).__qualname__)
+            raise
 
 
 def model_answered(span: Any, *, text: str, usage: Usage, tool_calls: tuple[ToolCall, ...] = ()) -> None:

@@ -30,6 +30,7 @@ class Span:
     attributes: dict[str, Any]
     service_name: str
     status_code: int  # 0 unset, 1 ok, 2 error
+    status_message: str
 
 
 class OtlpReceiver:
@@ -102,6 +103,7 @@ def _spans_of(request: ExportTraceServiceRequest) -> list[Span]:
                         attributes={kv.key: _value(kv.value) for kv in span.attributes},
                         service_name=str(resource.get("service.name", "")),
                         status_code=span.status.code,
+                        status_message=span.status.message,
                     )
                 )
     return found

@@ -273,3 +273,18 @@ def test_an_anthropic_model_request_carries_the_trace_of_its_model_call(platform
     # The anthropic library traces (and propagates) its own request, as a child of the model call's span.
     sent = next(span for span in spans if span.span_id == openai_server.headers[1]["traceparent"].split("-")[2])
     assert sent.trace_id == call.trace_id and sent.parent_span_id == call.span_id
+
+
+def test_a_failed_turn_is_an_error_span_saying_what_its_user_was_told(platform, openai_server, receiver):
+    AgentDefinition.objects.filter(pk="helper").update(collaborators=None, tool_ids=[], knowledge_bases=None)
+    openai_server.script([Reply(text='<answer>["be-brief"]</answer>'), Reply(status=400)])
+    body = {"chatAppId": "support", "agentId": "helper", "message": QUESTION, "features": FEATURES, "source": "user"}
+    with asgi_server(platform) as server:
+        response = httpx.post(f"{server.url}/api/chat/converse", json=body, headers=ALICE, timeout=30)
+        spans = receiver.wait_for(lambda spans: any(span.name == "chat.turn" for span in spans))
+
+    assert response.status_code == 502, response.text
+    named = by_name(spans)
+    assert named["chat.turn"].status_code == named["chat test-model"].status_code == 2  # ERROR
+    assert named["chat test-model"].attributes["error.type"] == "ModelError"
+    assert named["chat.turn"].status_message == response.json()["error"]
