@@ -11,6 +11,7 @@ from io import StringIO
 from typing import Any
 
 import httpx
+import openai
 import pytest
 from django.core.management import call_command
 from websockets.sync.client import connect
@@ -288,3 +289,20 @@ def test_a_failed_turn_is_an_error_span_saying_what_its_user_was_told(platform, 
     assert named["chat.turn"].status_code == named["chat test-model"].status_code == 2  # ERROR
     assert named["chat test-model"].attributes["error.type"] == "ModelError"
     assert named["chat.turn"].status_message == response.json()["error"]
+
+
+def test_a_turn_through_the_chat_completions_door_is_traced_the_same(platform, openai_server, receiver):
+    script(openai_server)
+    with asgi_server(platform) as server:
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=bearer_token("alice"), max_retries=0)
+        completion = client.chat.completions.create(
+            model="support",
+            messages=[{"role": "user", "content": QUESTION}],
+            extra_headers={"traceparent": f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"},
+        )
+        spans = turn_trace(receiver)
+
+    assert completion.choices[0].message.content == ANSWER
+    root = by_name(spans)["chat.turn"]
+    assert root.parent_span_id == CALLER_SPAN and root.attributes["chat.app_id"] == "support"
+    assert {"directives.select", "execute_tool add", "invoke_agent writer", "verify"} <= set(by_name(spans))
