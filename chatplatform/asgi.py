@@ -19,16 +19,20 @@ from django.urls import get_resolver, path  # noqa: E402
 from chat import turn  # noqa: E402
 from chat.doors.websocket import ConverseConsumer  # noqa: E402
 from chat.users.authentication import WebSocketAuthMiddleware  # noqa: E402
+from chatplatform import telemetry  # noqa: E402
 from chatplatform.api.websocket import OriginCheckedWebSocket  # noqa: E402
 from chatplatform.metrics import RequestMetrics  # noqa: E402
 
+telemetry.setup()  # only with an exporter configured (docs/deploy.md, "Traces")
 websocket_urlpatterns = [path("ws/chat/converse", ConverseConsumer.as_asgi())]
 
-application = ProtocolTypeRouter(
-    {
-        "http": RequestMetrics(django_asgi_app),
-        "websocket": OriginCheckedWebSocket(WebSocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
-    }
+application = telemetry.incoming(
+    ProtocolTypeRouter(
+        {
+            "http": RequestMetrics(django_asgi_app),
+            "websocket": OriginCheckedWebSocket(WebSocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
+        }
+    )
 )
 
 # A server process loads what its first requests would, before it serves: the URLconf with every

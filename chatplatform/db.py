@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 import select as io_select
@@ -32,6 +33,8 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+
+from chatplatform import telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +50,10 @@ def on_db_thread(function: Callable[..., Any]) -> Callable[..., Any]:
     everything through Django's one thread-sensitive thread."""
 
     async def on_thread(*args: Any, **kwargs: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(_executor, functools.partial(_checked, function, args, kwargs))
+        call = functools.partial(_checked, function, args, kwargs)
+        if telemetry.ENABLED:  # the trace goes along: an event written there carries it (docs/deploy.md, "Traces")
+            call = functools.partial(contextvars.copy_context().run, call)
+        return await asyncio.get_running_loop().run_in_executor(_executor, call)
 
     return on_thread
 

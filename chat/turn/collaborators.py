@@ -27,7 +27,7 @@ from chat.turn import prompt
 from chat.turn.definitions import turn_definitions
 from chat.turn.prompt import Collaborator, TurnContext
 from chat.turn.usage import Ledger
-from chatplatform import llm
+from chatplatform import llm, telemetry
 from chatplatform.db import on_db_thread
 
 REQUEST_SCHEMA = {
@@ -65,12 +65,14 @@ async def invoke(
 ) -> llm.ReplyDone:
     """The collaborator's own turn on `request`; its usage added to `ledger`, its trace recorded there."""
     started, nested = time.perf_counter(), Ledger()
-    context = await on_db_thread(_context)(parent, collaborator)
-    try:
-        answer = await respond(context, transcript, nested, history=history, message=request)
-        assert isinstance(answer, llm.ReplyDone)  # only the turn's own agent pauses for approvals
-    finally:
-        ledger.calls += nested.calls
+    agent_id = collaborator.agent.pk
+    with telemetry.span(f"invoke_agent {agent_id}", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.id": agent_id}):
+        context = await on_db_thread(_context)(parent, collaborator)
+        try:
+            answer = await respond(context, transcript, nested, history=history, message=request)
+            assert isinstance(answer, llm.ReplyDone)  # only the turn's own agent pauses for approvals
+        finally:
+            ledger.calls += nested.calls
     invocation = {
         "agentId": collaborator.agent.pk,
         "request": request,

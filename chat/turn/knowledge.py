@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatplatform import llm
+from chatplatform import llm, telemetry
 from chatplatform.db import on_db_thread
 from knowledge.selectors import KnowledgeBaseOffer, Result, search
 
@@ -62,7 +62,11 @@ def _trace(knowledge_base_id: str, query: str, results: list[Result], started: f
 
 
 async def _lookup(offer: KnowledgeBaseOffer, query: str) -> list[Result]:
-    return await on_db_thread(search)(knowledge_base=offer, query=query)
+    with telemetry.span(f"knowledge.search {offer.knowledge_base_id}", {"chat.knowledge_base_id": offer.knowledge_base_id}) as span:
+        telemetry.content(span, "chat.knowledge_base.query", query)
+        results = await on_db_thread(search)(knowledge_base=offer, query=query)
+        telemetry.set_attributes(span, {"chat.knowledge_base.results": len(results)})
+        return results
 
 
 def search_tools(offers: list[KnowledgeBaseOffer], citations: Citations, record: Any) -> list[llm.ToolSpec]:

@@ -48,7 +48,7 @@ from chat.turn.prompt import SUPERVISOR_ROUTER, TurnContext, with_directives
 from chat.turn.reply import Emit, Transcript, finished, respond, toolset, trace
 from chat.turn.usage import Ledger, ms_since
 from chat.turn.verification import verify
-from chatplatform import inflight, llm, metrics
+from chatplatform import inflight, llm, metrics, telemetry
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.db import on_db_thread
 from directives.selection import select
@@ -151,6 +151,14 @@ Paused = tuple[dict[str, Any], dict[str, tuple[bool, str]]]  # a paused turn's s
 
 
 async def _run(context: TurnContext, claim: TurnClaim, control: Control, paused: Paused | None = None) -> None:
+    turn = {"chat.app_id": context.chat_app_id, "chat.agent_id": context.agent_id, "chat.message_id": str(control.answer_id)}
+    if context.session_id is not None:
+        turn["chat.session_id"] = str(context.session_id)
+    with telemetry.span("chat.turn", turn):  # the root of the turn's trace (docs/deploy.md, "Traces")
+        await _run_traced(context, claim, control, paused)
+
+
+async def _run_traced(context: TurnContext, claim: TurnClaim, control: Control, paused: Paused | None) -> None:
     transcript, ledger = Transcript(control.emit), Ledger()
     lease: _Lease | None = None
     started = time.perf_counter()
@@ -204,6 +212,7 @@ async def _answer(
 ) -> None:
     emit = transcript.emit
     session_id = context.session_id = claim.session_id
+    telemetry.annotate({"chat.session_id": str(session_id)})
     user_message_id = str(claim.user_message.pk) if claim.user_message is not None else paused[0]["userMessageId"] if paused else ""
     emit(TurnEvent("session", {"sessionId": str(session_id), "userMessageId": user_message_id, "messageId": str(control.answer_id)}))
     replay.store().started(session_id, control.turn, control.stop)
@@ -244,9 +253,10 @@ async def _reply(context: TurnContext, claim: TurnClaim, transcript: Transcript,
     text = answer.text
     if context.on("verifyResponse"):
         tools = toolset(context, ledger, transcript, history=history)
-        text, verifications = await control.interruptible(
-            verify(transcript, context, ledger, system_prompt=system_prompt, history=history, answer=text, tools=tools)
-        )
+        with telemetry.span("verify"):
+            text, verifications = await control.interruptible(
+                verify(transcript, context, ledger, system_prompt=system_prompt, history=history, answer=text, tools=tools)
+            )
     # A title that costs no model call is stored with the answer; a model's comes after `done`.
     title = fallback_title(context.message) if not claim.title and title_without_model() else None
     citations = transcript.citations.items if transcript.citations.searched else None
@@ -420,12 +430,14 @@ async def _with_chosen_directives(context: TurnContext, ledger: Ledger, emit: Em
     """The system prompt with the directives the selection model chose (docs/api.md, "The system prompt")."""
     if not context.candidates:
         return context.system_prompt
-    selection = await select(
-        candidates=context.candidates,
-        query=context.message,
-        model=settings.CHAT_SELECTION_MODEL,
-        timeout=settings.CHAT_SELECTION_TIMEOUT_SECONDS,
-    )
+    with telemetry.span("directives.select") as span:
+        selection = await select(
+            candidates=context.candidates,
+            query=context.message,
+            model=settings.CHAT_SELECTION_MODEL,
+            timeout=settings.CHAT_SELECTION_TIMEOUT_SECONDS,
+        )
+        telemetry.set_attributes(span, {"chat.directives.chosen": [d.directive_id for d in selection.chosen]})
     details: dict[str, Any] = {
         "candidates": [d.directive_id for d in context.candidates],
         "chosen": [d.directive_id for d in selection.chosen],
@@ -546,6 +558,7 @@ async def _fail(
         logger.info("after the answer of session %s: %s", claim.session_id, failed.error["message"])
         return
     transcript.emit(failed.event)
+    telemetry.failed(failed.error["message"])
     if not claim.served or not failed.store:
         return  # nothing of this turn was stored, or the database is gone: the lease runs out
     try:

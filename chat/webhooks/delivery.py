@@ -35,7 +35,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chat.webhooks.models import DeliveryState, WebhookAttempt, WebhookDelivery
-from chatplatform import tasks
+from chatplatform import tasks, telemetry
 
 logger = logging.getLogger("chat.webhooks")
 
@@ -55,8 +55,18 @@ def outbox(event: str, *, session_id: uuid.UUID, user_id: str, chat_app_id: str,
     at = at or timezone.now()
     payload = {"event": event, "timestamp": _iso(at), "data": {"sessionId": str(session_id), "userId": user_id, "chatAppId": chat_app_id}}
     body = json.dumps(payload, separators=(",", ":"))
+    traceparent = telemetry.inject({}).get("traceparent", "")
     return [
-        WebhookDelivery(event=event, endpoint=url, body=body, session_id=session_id, created_at=at, retry_from=at, next_attempt_at=at)
+        WebhookDelivery(
+            event=event,
+            endpoint=url,
+            body=body,
+            session_id=session_id,
+            created_at=at,
+            retry_from=at,
+            next_attempt_at=at,
+            traceparent=traceparent,
+        )
         for url in endpoints
     ]
 
@@ -178,6 +188,8 @@ class _Sender:
             "X-Webhook-Timestamp": str(stamp),
             "X-Webhook-Signature": sign(secret, stamp, body),
         }
+        if delivery.traceparent:  # the worker sends the trace context of the turn that caused the event
+            headers["traceparent"] = delivery.traceparent
         try:
             async with asyncio.timeout(timeout):
                 async with self.client.stream("POST", delivery.endpoint, content=body, headers=headers, timeout=timeout) as response:

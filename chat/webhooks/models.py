@@ -42,6 +42,8 @@ class WebhookDelivery(models.Model):
     delivered_at = models.DateTimeField(null=True, blank=True)
     last_status = models.PositiveIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
+    # The turn's trace context when the event happened, sent as `traceparent` (docs/deploy.md, "Traces").
+    traceparent = models.CharField(max_length=55, blank=True, default="")
 
     class Meta:
         verbose_name = "webhook delivery"

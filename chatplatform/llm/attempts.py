@@ -18,6 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
+from chatplatform.llm import spans
 from chatplatform.llm.providers import for_ref
 from chatplatform.llm.types import ModelError, ModelRequest, ModelResponse, Sink, Usage, estimate_tokens
 from chatplatform.model_names import ModelRef
@@ -86,7 +87,10 @@ async def respond(ref: ModelRef, request: ModelRequest, on_text: Callable[[str],
             return await provider.stream(ref, request, sink)
 
     try:
-        return await with_retries(str(ref), attempt, lambda: sink.received)
+        with spans.model_call(ref, request) as span:
+            response: ModelResponse = await with_retries(str(ref), attempt, lambda: sink.received)
+            spans.model_answered(span, text=response.text, usage=response.usage, tool_calls=response.tool_calls)
+            return response
     except ModelError as exc:
         # What arrived before the break counts: the prompt was read, the text was written.
         prompt = request.system_prompt + "".join(getattr(m, "text", "") or getattr(m, "content", "") for m in request.messages)

@@ -20,7 +20,8 @@ from typing import Any
 
 from django.conf import settings
 
-from chatplatform import metrics
+from chatplatform import metrics, telemetry
+from chatplatform.llm import spans
 from chatplatform.llm.attempts import respond, with_retries
 from chatplatform.llm.providers import for_ref
 from chatplatform.llm.types import (
@@ -139,7 +140,13 @@ async def _call(call: ToolCall, tools: dict[str, ToolSpec]) -> ToolResultEvent:
     if arguments is None:
         return ToolResultEvent(call.id, call.name, {}, None, f"invalid arguments for {call.name}: not a JSON object", 0.0)
     CALL_ID.set(call.id)  # each call runs in a task of its own (asyncio.gather): its own context
-    result, error, duration = await run_tool(spec, arguments)
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id}
+    with telemetry.span(f"execute_tool {call.name}", attributes) as span:
+        telemetry.content(span, "gen_ai.tool.call.arguments", call.arguments)
+        result, error, duration = await run_tool(spec, arguments)
+        if span is not None and error is not None:
+            span.set_attribute("error.type", "tool_error")
+        telemetry.content(span, "gen_ai.tool.call.result", error if error is not None else result)
     return ToolResultEvent(call.id, call.name, arguments, result, error, duration)
 
 
@@ -347,7 +354,10 @@ async def complete(*, model: str, system_prompt: str, prompt: str, timeout: floa
     limit = min(timeout or settings.CHAT_MODEL_FIRST_TOKEN_TIMEOUT, settings.CHAT_MODEL_FIRST_TOKEN_TIMEOUT)
     try:
         async with asyncio.timeout(limit):
-            return await with_retries(str(ref), lambda: provider.complete(ref, request), lambda: False)
+            with spans.model_call(ref, request) as span:
+                completion: Completion = await with_retries(str(ref), lambda: provider.complete(ref, request), lambda: False)
+                spans.model_answered(span, text=completion.text, usage=completion.usage)
+                return completion
     except TimeoutError as exc:
         raise ModelError(f"{ref}: no answer within {limit:g} s") from exc
     except ModelError:

@@ -52,6 +52,7 @@ class RecordedCall:
     tool: str
     arguments: dict[str, Any]
     token: str | None
+    traceparent: str = ""  # the W3C trace context the call carried
 
 
 class McpPeer:
@@ -129,8 +130,9 @@ class McpPeer:
     def _record(self, tool: str, arguments: dict[str, Any], ctx: Context) -> None:
         authorization = (ctx.headers or {}).get("authorization", "")
         token = authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else None
+        traceparent = (ctx.headers or {}).get("traceparent", "")
         with self._lock:
-            self._calls.append(RecordedCall(tool, arguments, token))
+            self._calls.append(RecordedCall(tool, arguments, token, traceparent))
 
     def _build_mcp(self) -> MCPServer:
         server = MCPServer("test-peer")

@@ -38,6 +38,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
 
+from chatplatform import telemetry
 from tools.executors import ToolError, loop_local, timed_out
 from tools.executors.oauth import access_token, cache_key
 
@@ -76,6 +77,7 @@ class _BearerFromContext(httpx2.Auth):
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         call = _current.get()
+        telemetry.inject(request.headers)  # the tool call's span as the MCP server's parent (docs/deploy.md, "Traces")
         if call is not None and call.token is not None:
             request.headers["Authorization"] = f"Bearer {call.token}"
         response = yield request

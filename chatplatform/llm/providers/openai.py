@@ -15,6 +15,7 @@ import aiohttp
 import orjson
 from django.conf import settings
 
+from chatplatform import telemetry
 from chatplatform.llm import http
 from chatplatform.llm.types import (
     AssistantTurn,
@@ -46,6 +47,7 @@ def _endpoint(model: str) -> tuple[str, dict[str, str]]:
             raise ModelError(f"{model}: set OPENAI_API_KEY, or OPENAI_BASE_URL for a compatible server that needs no key")
         api_key = PLACEHOLDER_API_KEY
     headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json", "Accept": "application/json"}
+    telemetry.inject(headers)  # the model call's span as the provider's parent (docs/deploy.md, "Traces")
     return f"{(base_url or DEFAULT_BASE_URL).rstrip('/')}/chat/completions", headers
 
 
