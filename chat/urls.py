@@ -81,8 +81,6 @@ admin_urlpatterns = [
     ),
     path("chat-apps/search", ChatAppAdminViewSet.as_view({"post": "search"}), name="admin-chat-apps-search"),
     path("feedback", FeedbackAdminViewSet.as_view({"post": "command"}), name="admin-feedback"),
-    # before sessions/<str:sessionId>, which would take "search" for a session's id
-    path("sessions/search", SessionViewSet.as_view({"get": "search"}), name="chat-sessions-search"),
     path("sessions/<str:sessionId>/messages", SessionAdminViewSet.as_view({"get": "messages"}), name="admin-session-messages"),
     path("sessions/search", SessionSearchViewSet.as_view({"post": "search"}), name="admin-sessions-search"),
     path(
