@@ -45,12 +45,10 @@ def owner_token(user_id: str) -> str:
     return "u" + user_id.encode().hex() + "0"
 
 
-def sessions_search(*, user_id: str, words: list[str], limit: int) -> list[SearchHit]:
-    """The user's messages and titles holding every word, best match first."""
-    if connection.vendor == "postgresql":
-        sql, params = _postgresql(user_id, words, limit)
-    else:
-        sql, params = _sqlite(user_id, words, limit)
+def sessions_search(*, user_id: str, words: list[str], limit: int, chat_app_id: str | None = None) -> list[SearchHit]:
+    """The user's messages and titles holding every word (in one chat app's sessions, given one), best match first."""
+    search = _postgresql if connection.vendor == "postgresql" else _sqlite
+    sql, params = search(user_id, words, limit, chat_app_id)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -69,37 +67,43 @@ def _hit(session_id: object, title: str, message_id: object, snippet: str, last_
     )
 
 
-def _sqlite(user_id: str, words: list[str], limit: int) -> tuple[str, list[object]]:
+def _in_app(chat_app_id: str | None) -> tuple[str, list[object]]:
+    return (" AND s.chat_app_id = %s", [chat_app_id]) if chat_app_id else ("", [])
+
+
+def _sqlite(user_id: str, words: list[str], limit: int, chat_app_id: str | None) -> tuple[str, list[object]]:
     # Each word quoted (FTS5's syntax characters are data then); bm25 is lower-is-better, titles weigh double.
     # CROSS JOIN keeps the full-text match the outer loop; the user_id test restates what the tag ensures.
+    in_app, app = _in_app(chat_app_id)
     terms = " AND ".join(f'"{word}"' for word in words)
     match = f'tags : "{owner_token(user_id)}" AND {{title body}} : ({terms})'
     sql = (
         "SELECT f.session_id, s.title, f.message_id, "
         f"CASE WHEN f.message_id = '' THEN s.title ELSE snippet(chat_message_fts, 2, '', '', '…', {SNIPPET_WORDS}) END, s.last_update "
         "FROM chat_message_fts AS f CROSS JOIN chat_chatsession AS s ON s.session_id = f.session_id "
-        "WHERE chat_message_fts MATCH %s AND s.user_id = %s "
+        f"WHERE chat_message_fts MATCH %s AND s.user_id = %s{in_app} "
         "ORDER BY bm25(chat_message_fts, 0.0, 2.0, 1.0), s.last_update DESC LIMIT %s"
     )
-    return sql, [match, user_id, limit]
+    return sql, [match, user_id, *app, limit]
 
 
-def _postgresql(user_id: str, words: list[str], limit: int) -> tuple[str, list[object]]:
+def _postgresql(user_id: str, words: list[str], limit: int, chat_app_id: str | None) -> tuple[str, list[object]]:
     # Ranked and cut first; ts_headline, the costly part, only for the rows shown. Titles weigh double.
     # ts_rank_cd's flag 32 keeps ranks in [0, 1), so the two kinds compare.
+    in_app, app = _in_app(chat_app_id)
     options = f'StartSel="", StopSel="", MaxWords={SNIPPET_WORDS}, MinWords={SNIPPET_WORDS // 3}, ShortWord=2'
     sql = (
         "WITH q AS (SELECT plainto_tsquery('english', %s) AS query), "
         "hits AS ("
         "SELECT m.session_id, s.title, m.message_id, m.message AS text, s.last_update, ts_rank_cd(m.search, q.query, 32) AS score "
         "FROM q, chat_chatmessage AS m JOIN chat_chatsession AS s ON s.session_id = m.session_id "
-        "WHERE s.user_id = %s AND m.search @@ q.query "
+        f"WHERE s.user_id = %s{in_app} AND m.search @@ q.query "
         "UNION ALL "
         "SELECT s.session_id, s.title, NULL, s.title, s.last_update, 2 * ts_rank_cd(to_tsvector('english', s.title), q.query, 32) "
-        "FROM q, chat_chatsession AS s WHERE s.user_id = %s AND s.title <> '' AND to_tsvector('english', s.title) @@ q.query "
+        f"FROM q, chat_chatsession AS s WHERE s.user_id = %s{in_app} AND s.title <> '' AND to_tsvector('english', s.title) @@ q.query "
         "ORDER BY score DESC, last_update DESC LIMIT %s) "
         "SELECT h.session_id, h.title, h.message_id, "
         "CASE WHEN h.message_id IS NULL THEN h.title ELSE ts_headline('english', h.text, q.query, %s) END, h.last_update "
         "FROM hits AS h, q ORDER BY h.score DESC, h.last_update DESC"
     )
-    return sql, [" ".join(words), user_id, user_id, limit, options]
+    return sql, [" ".join(words), user_id, *app, user_id, *app, limit, options]

@@ -144,6 +144,7 @@ class SearchQuerySerializer(serializers.Serializer):
 
     userId = StrictCharField(required=False, allow_blank=True)
     q = StrictCharField(max_length=200, help_text="Words that must all appear in a message or a title.")
+    chatAppId = StrictCharField(required=False, allow_blank=True, help_text="Only this chat app's sessions.")
     limit = WholeNumberField(required=False, default=20, min_value=1, max_value=50)
 
     def validate_q(self, value: str) -> str:

@@ -66,7 +66,8 @@ class SessionViewSet(ApiViewSet):
         # Whose conversations first: another user's userId is a 403 whatever the query holds.
         user_id = acting_user_id(request, request.query_params.get("userId"))
         query = checked(SearchQuerySerializer, request.query_params)
-        hits = sessions_search(user_id=user_id, words=search_words(query["q"]), limit=query["limit"])
+        words, chat_app_id = search_words(query["q"]), query.get("chatAppId") or None
+        hits = sessions_search(user_id=user_id, words=words, limit=query["limit"], chat_app_id=chat_app_id)
         return ok(results=SearchResultSerializer(hits, many=True).data)
 
     @extend_schema(operation_id="chat_session_messages", parameters=[SESSION_ID, MessagesQuerySerializer], responses=_MessagesResponse)

@@ -127,6 +127,16 @@ def test_the_search_follows_edits_titles_and_deletions(user_client, alice):
             assert cursor.fetchone()[0] == 0
 
 
+def test_chat_app_id_keeps_the_search_to_one_chat_apps_sessions(user_client, alice):
+    support = ChatMessageFactory(message="a lighthouse on the coast")
+    ChatMessageFactory(session=ChatSessionFactory(chat_app_id="travel"), message="another lighthouse")
+
+    results = _search(user_client, "lighthouse", chatAppId="support").json()["results"]
+
+    assert [r["messageId"] for r in results] == [str(support.pk)]
+    assert len(_search(user_client, "lighthouse").json()["results"]) == 2
+
+
 def test_the_limit_caps_the_results(user_client, alice):
     for index in range(4):
         ChatMessageFactory(message=f"lantern number {index}")
