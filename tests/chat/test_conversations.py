@@ -268,3 +268,16 @@ def test_the_shared_page_asks_a_stranger_to_sign_in(user_client, alice):
 
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/?next=")
     assert_error(Client().get(f"/api/chat/shared/{share_id}"), 401, "AUTHENTICATION_REQUIRED")
+
+
+def test_an_operator_sees_shares_in_the_django_admin_and_revokes_one_by_deleting_it(user_client, alice):
+    share_id = user_client.post(f"/api/chat/sessions/{_conversation().pk}/share", {}, format="json").json()["shareId"]
+    operator = Client()
+    operator.force_login(ChatUser.objects.create_user("operator", is_staff=True, is_superuser=True))
+
+    listing = operator.get("/admin/chat/sessionshare/")
+    assert listing.status_code == 200 and share_id in listing.content.decode()
+    response = operator.post(f"/admin/chat/sessionshare/{share_id}/delete/", {"post": "yes"})
+
+    assert response.status_code == 302
+    assert_error(user_client.get(f"/api/chat/shared/{share_id}"), 404, "NOT_FOUND")
