@@ -46,7 +46,10 @@ def owner_token(user_id: str) -> str:
 
 
 def sessions_search(*, user_id: str, words: list[str], limit: int, chat_app_id: str | None = None) -> list[SearchHit]:
-    """The user's messages and titles holding every word (in one chat app's sessions, given one), best match first."""
+    """The user's messages and titles holding every word (in one chat app's sessions, given one), best
+    match first; none without words (a query of punctuation only is well formed, and matches nothing)."""
+    if not words:
+        return []
     search = _postgresql if connection.vendor == "postgresql" else _sqlite
     sql, params = search(user_id, words, limit, chat_app_id)
     with connection.cursor() as cursor:

@@ -9,7 +9,6 @@ from rest_framework import serializers
 
 from agents.serializers import StrictCharField
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource, SessionStatus
-from chat.sessions.search import search_words
 from chat.sessions.traces import traces_for_users
 from chatplatform.api.fields import WholeNumberField
 
@@ -146,11 +145,6 @@ class SearchQuerySerializer(serializers.Serializer):
     q = StrictCharField(max_length=200, help_text="Words that must all appear in a message or a title.")
     chatAppId = StrictCharField(required=False, allow_blank=True, help_text="Only this chat app's sessions.")
     limit = WholeNumberField(required=False, default=20, min_value=1, max_value=50)
-
-    def validate_q(self, value: str) -> str:
-        if not search_words(value):
-            raise serializers.ValidationError("must contain a word")
-        return value
 
 
 class SearchResultSerializer(serializers.Serializer):
