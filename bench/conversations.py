@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import manage, throwaway_database  # noqa: E402
-from bench.knowledge import Corpus, measure, percentiles, postgres_url  # noqa: E402
+from bench.knowledge import STOP_WORDS, Corpus, measure, percentiles, postgres_url  # noqa: E402
 
 SENTENCES = 20_000  # a pool messages are drawn from: generating 2 million messages word by word takes minutes
 TARGET_MS = 50
@@ -81,7 +82,7 @@ def child(sessions: int, messages: int, per_user: int, query_count: int) -> dict
     from django.utils import timezone
     from rest_framework.test import APIClient
 
-    from chat.sessions.models import ChatSession
+    from chat.sessions.models import ChatMessage, ChatSession
     from chat.sessions.search import search_words, sessions_search
     from tests.conftest import bearer_token
 
@@ -94,9 +95,14 @@ def child(sessions: int, messages: int, per_user: int, query_count: int) -> dict
     print(f"  load              {total / seconds:8.0f} messages/s  ({total:,} messages in {seconds:.1f} s)", flush=True)
     figures: dict = {"vendor": connection.vendor, "sessions": sessions, "messages": total, "load_messages_per_s": round(total / seconds)}
 
-    # Half: one content word a user remembers (ranks 20-5,000); half: two of them, both required.
-    queries = [" ".join(corpus.rng.choice(corpus.words[20:5_000]) for _ in range(1 + index % 2)) for index in range(query_count)]
+    # Half: one content word a user remembers (ranks 20-5,000); half: two words of one of their own
+    # messages, both required (found, and ranked against every message holding either).
     user_id = "u0"
+    own = ChatMessage.objects.filter(session__user_id=user_id).order_by("?").values_list("message", flat=True)[: query_count // 2]
+    remembered = [[word for word in re.findall(r"[a-z]+", text.lower()) if word not in STOP_WORDS] for text in own]
+    queries = [corpus.rng.choice(corpus.words[20:5_000]) for _ in range(query_count - len(remembered))]
+    queries += [" ".join(corpus.rng.sample(words, min(2, len(words)))) for words in remembered if words]
+    corpus.rng.shuffle(queries)
     found = [len(sessions_search(user_id=user_id, words=search_words(q), limit=20)) for q in queries]
     selector = measure(queries, lambda q: sessions_search(user_id=user_id, words=search_words(q), limit=20))
     client = APIClient()
