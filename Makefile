@@ -47,7 +47,7 @@ DEMO_SITE_FEATURES := {"promptInputFieldLabel": "Ask a question", "tags": {"enab
 # The worker runs in a session of its own, so that it gets one SIGTERM from the trap, not the terminal's SIGINT too.
 run: demo
 	@printf '\nThe chat page: http://%s:%s/   demo login: demo / demo-chat\nDjango admin:  http://%s:%s/admin/   admin / admin-demo\n' $(HOST) $(PORT) $(HOST) $(PORT)
-	@printf 'Doors (docs/doors.md; API key: `.venv/bin/python manage.py issue_token demo`, model: demo):\n  OpenAI Chat Completions: http://%s:%s/v1/chat/completions\n  OpenAI Responses:        http://%s:%s/v1/responses\n  (OpenAI SDK base_url:    http://%s:%s/v1)\n\n' $(HOST) $(PORT) $(HOST) $(PORT) $(HOST) $(PORT)
+	@printf 'Doors (docs/doors.md; API key: `.venv/bin/python manage.py issue_token demo`, model: demo):\n  OpenAI Chat Completions: http://%s:%s/v1/chat/completions\n  OpenAI Responses:        http://%s:%s/v1/responses\n  (OpenAI SDK base_url:    http://%s:%s/v1)\n  A2A agent:               http://%s:%s/a2a/demo   (its card: .../a2a/demo/.well-known/agent-card.json)\n\n' $(HOST) $(PORT) $(HOST) $(PORT) $(HOST) $(PORT) $(HOST) $(PORT)
 	@[ -n "$$CHAT_SITE_FEATURES" ] || export CHAT_SITE_FEATURES='$(DEMO_SITE_FEATURES)'; \
 	setsid $(PY) manage.py run_worker & worker=$$!; \
 	trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
@@ -62,6 +62,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	@if [ -x $(BIOME) ]; then $(BIOME) ci; else $(NO_BIOME); fi
 
 format: install

@@ -23,6 +23,7 @@ from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.errors import ApiError
 from chatplatform.api.exceptions import flatten_errors
 from chatplatform.api.fields import whole_number
+from chatplatform.api.permissions import caller_id
 from tools.models import ToolDefinition
 
 # Wire name → model field, as the write serializer maps them (the only place that does).
@@ -88,10 +89,13 @@ class AgentDefinitionForm(AdminForm):
         # An id the agent holds whose tool is gone stays listed, so the validator can name it.
         known = {tool_id for tool_id, _ in choices}
         held = [tool_id for tool_id in (self.initial.get("tool_ids") or []) if isinstance(tool_id, str) and tool_id not in known]
-        self.fields["tool_ids"].choices = [*choices, *((tool_id, f"{tool_id} (no such tool)") for tool_id in held)]
+        tool_ids = self.fields["tool_ids"]
+        assert isinstance(tool_ids, ToolChoiceField)
+        tool_ids.choices = [*choices, *((tool_id, f"{tool_id} (no such tool)") for tool_id in held)]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        assert cleaned is not None  # ModelForm.clean returns cleaned_data
         if self.errors:
             return cleaned  # malformed JSON and the like: fix those before the agent rules run
         adding = self.instance._state.adding
@@ -104,6 +108,7 @@ class AgentDefinitionForm(AdminForm):
         try:
             validate_agent(data, existing=existing)
         except serializers.ValidationError as exc:
+            assert isinstance(exc.detail, dict)  # a serializer's errors, keyed by field
             for name, detail in exc.detail.items():
                 field = _MODEL_FIELD.get(name)
                 self.add_error(field if field in self.fields else None, flatten_errors(detail, name))
@@ -175,18 +180,18 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         return (*self.readonly_fields, "agent_id") if obj is not None else self.readonly_fields
 
     def save_model(self, request: HttpRequest, obj: AgentDefinition, form: AgentDefinitionForm, change: bool) -> None:
-        agent = services.agent_upsert(data=form.agent_data, user_id=request.user.pk)
+        agent = services.agent_upsert(data=form.agent_data, user_id=caller_id(request))
         for field in AgentDefinition._meta.concrete_fields:
             setattr(obj, field.attname, getattr(agent, field.attname))
         obj._state.adding = False
 
     # Deletes go through the service too: its rules (collaborators) and the audit log.
     def delete_model(self, request: HttpRequest, obj: AgentDefinition) -> None:
-        services.agent_delete(agent_id=obj.agent_id, user_id=request.user.pk)
+        services.agent_delete(agent_id=obj.agent_id, user_id=caller_id(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[AgentDefinition]) -> None:
         for agent_id in queryset.values_list("agent_id", flat=True):
-            services.agent_delete(agent_id=agent_id, user_id=request.user.pk)
+            services.agent_delete(agent_id=agent_id, user_id=caller_id(request))
 
     def get_urls(self) -> list[URLPattern]:
         rollback = path(
@@ -211,7 +216,7 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
             messages.error(request, "version: choose a version to roll back to")
             return HttpResponseRedirect(change_url)
         try:
-            updated = services.agent_rollback(agent_id=agent.pk, version=version, user_id=request.user.pk)
+            updated = services.agent_rollback(agent_id=agent.pk, version=version, user_id=caller_id(request))
         except (serializers.ValidationError, ApiError) as exc:
             messages.error(request, f"Rollback refused: {_messages(exc)}")
             return HttpResponseRedirect(change_url)

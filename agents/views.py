@@ -17,6 +17,7 @@ from agents.serializers import (
     AgentWriteSerializer,
 )
 from chatplatform.api.fields import StrictCharField
+from chatplatform.api.permissions import caller_id
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import AdminApiViewSet, checked, ok
 
@@ -29,7 +30,7 @@ _SuccessResponse = envelope("AgentDeleteResponse")
 
 def _stamp(request: Request, user_id: str | None) -> str:
     """Audit stamps come from the request's userId, else the caller (docs/api.md, "Who may read what")."""
-    return user_id or request.user.pk
+    return user_id or caller_id(request)
 
 
 class AgentAdminViewSet(AdminApiViewSet):
@@ -52,7 +53,7 @@ class AgentAdminViewSet(AdminApiViewSet):
 
     @extend_schema(operation_id="agent_delete", parameters=[_AGENT_ID], responses=_SuccessResponse)
     def destroy(self, request: Request, agentId: str) -> Response:
-        services.agent_delete(agent_id=agentId, user_id=request.user.pk)
+        services.agent_delete(agent_id=agentId, user_id=caller_id(request))
         return ok()
 
     @extend_schema(

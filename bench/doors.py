@@ -7,7 +7,8 @@ to the first text and the server's CPU per turn:
 
 - `converse`: `POST /api/chat/converse` with `Accept: text/event-stream`,
 - `chat.completions`: `POST /v1/chat/completions` with `stream: true`,
-- `responses`: `POST /v1/responses` with `stream: true`.
+- `responses`: `POST /v1/responses` with `stream: true`,
+- `a2a`: `POST /a2a/demo`, A2A's `SendStreamingMessage`.
 
     .venv/bin/python bench/doors.py [--turns 20] [--concurrency 50]
 
@@ -58,6 +59,8 @@ async def through_door(
 async def run(url: str, pid: int, token: str, levels: list[int], turns: int) -> None:
     completions = {"model": "demo", "stream": True, "messages": [{"role": "user", "content": BODY["message"]}]}
     responses = {"model": "demo", "stream": True, "input": BODY["message"]}
+    message = {"messageId": "bench", "role": "ROLE_USER", "parts": [{"text": BODY["message"]}]}
+    a2a = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": message}}
     connector = aiohttp.TCPConnector(limit=max(levels) + 10)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300)) as client:
         paths = {
@@ -67,6 +70,8 @@ async def run(url: str, pid: int, token: str, levels: list[int], turns: int) -> 
                 client, url, token, "/v1/chat/completions", completions, b'"delta":{"content":"', b"[DONE]"
             ),
             "responses": lambda: through_door(client, url, token, "/v1/responses", responses, b"output_text.delta", b"response.completed"),
+            # The first event is the task; the first text is the first artifact update.
+            "a2a": lambda: through_door(client, url, token, "/a2a/demo", a2a, b'"artifactUpdate"', b"TASK_STATE_COMPLETED"),
         }
         for call in paths.values():
             await measure(call, 1, 3)  # warm up: imports, connections

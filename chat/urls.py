@@ -3,6 +3,7 @@
 from django.urls import path, re_path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
+from chat.doors.a2a import A2AView, AgentCardView
 from chat.doors.converse import ConverseView
 from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
 from chat.doors.responses import ResponsesView, ResponseView
@@ -67,6 +68,8 @@ door_urlpatterns = [
     path("v1/responses", ResponsesView.as_view(), name="door-responses"),
     path("v1/responses/<str:responseId>", ResponseView.as_view(), name="door-response"),
     re_path(r"^v1(?:/.*)?$", UnknownPathView.as_view()),
+    path("a2a/<str:chatAppId>", A2AView.as_view(), name="door-a2a"),
+    path("a2a/<str:chatAppId>/.well-known/agent-card.json", AgentCardView.as_view(), name="door-a2a-card"),
 ]
 
 admin_urlpatterns = [

@@ -57,7 +57,7 @@ class InvalidCondition(ValueError):
 
 
 @functools.lru_cache(maxsize=4096)
-def compile_condition(expression: str) -> celpy.Runner:
+def compile_condition(expression: str) -> celpy.CompiledRunner:
     """The compiled program of a CEL expression; InvalidCondition when it does not parse."""
     celpy, environment = _celpy()
     try:
@@ -96,7 +96,7 @@ _COMPREHENSION = re.compile(r"\.\s*(?:map|filter|all|exists|exists_one)\s*\(")
 _CALLS_PER_CLOCK_READ = 256
 
 
-def _run(program: celpy.Runner, activation: Mapping[str, Any]) -> Any:
+def _run(program: celpy.CompiledRunner, activation: Mapping[str, Any]) -> Any:
     """What cel-python's compiled runner's `evaluate` does, with globals of this call's own:
     the runner keeps the activation on the shared program and in its module's globals, so two
     threads evaluating one cached program at once could each read the other's user."""
@@ -125,7 +125,7 @@ def _celpy_folder() -> str:
     return str(Path(_celpy()[0].__file__).parent)
 
 
-def _run_within(program: celpy.Runner, activation: Mapping[str, Any], budget: float) -> Any:
+def _run_within(program: celpy.CompiledRunner, activation: Mapping[str, Any], budget: float) -> Any:
     """`_run` under a deadline: a trace function, set for this thread only while the program
     runs, counts the Python calls the evaluation makes and stops it once the deadline passed, or
     once the process shuts down (docs/deploy.md, "Graceful drain (SIGTERM)": a thread busy evaluating would hold
@@ -219,7 +219,7 @@ class AccessRules:
         if not ordered:
             return True
         for position, rule in enumerate(ordered, start=1):
-            condition = rule.get("condition")
+            condition: Any = rule.get("condition")  # a JSON value
             try:
                 if not condition or self._holds(condition):
                     return rule.get("effect") == "allow"

@@ -14,8 +14,9 @@ django_asgi_app = get_asgi_application()  # before importing anything that touch
 refuse_unsafe_settings()  # whatever ASGI server loads this (docs/deploy.md)
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from django.urls import path  # noqa: E402
+from django.urls import get_resolver, path  # noqa: E402
 
+from chat import turn  # noqa: E402
 from chat.doors.websocket import ConverseConsumer  # noqa: E402
 from chat.users.authentication import WebSocketAuthMiddleware  # noqa: E402
 from chatplatform.api.websocket import OriginCheckedWebSocket  # noqa: E402
@@ -29,6 +30,11 @@ application = ProtocolTypeRouter(
         "websocket": OriginCheckedWebSocket(WebSocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
     }
 )
+
+# A server process loads what its first requests would, before it serves: the URLconf with every
+# view, the prompt compiler, the model providers (docs/decisions.md, "Warm start").
+get_resolver().url_patterns  # noqa: B018
+turn.warm()
 
 # What startup loaded lives as long as the process: out of the cyclic garbage collector's sight, a
 # full collection walks what requests made, not those ~250,000 objects too. The youngest generation

@@ -28,7 +28,7 @@ class HeadTooLarge(Exception):
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.timeout_keep_alive = settings.CHAT_KEEP_ALIVE_SECONDS
+        self.timeout_keep_alive = settings.CHAT_KEEP_ALIVE_SECONDS  # type: ignore[assignment]  # uvicorn says int; loop.call_later takes any
         self.head_timeout = settings.CHAT_REQUEST_HEAD_TIMEOUT_SECONDS
         self.head_max_bytes = settings.CHAT_REQUEST_HEAD_MAX_BYTES
         self.head_max_fields = settings.CHAT_REQUEST_HEAD_MAX_FIELDS

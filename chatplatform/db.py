@@ -149,7 +149,7 @@ def _insert_sql(model: type[models.Model], vendor: str, condition: str = "") -> 
     connection = connections["default"]
     quote = connection.ops.quote_name
     fields = tuple(model._meta.concrete_fields)
-    columns = ", ".join(quote(field.column) for field in fields)
+    columns = ", ".join(quote(field.column) for field in fields)  # type: ignore[arg-type]  # a concrete field has a column
     placeholders = ", ".join(["%s"] * len(fields))
     values = f"SELECT {placeholders} WHERE {condition}" if condition else f"VALUES ({placeholders})"
     return f"INSERT INTO {quote(model._meta.db_table)} ({columns}) {values}", fields
@@ -170,7 +170,7 @@ def sql_names(model: type[models.Model]) -> tuple[str, Callable[[str], str]]:
     """For SQL written out by hand: the model's table, and its field names to their columns, quoted."""
     quote = connections["default"].ops.quote_name
     meta = model._meta
-    return quote(meta.db_table), lambda name: quote(meta.get_field(name).column)
+    return quote(meta.db_table), lambda name: quote(meta.get_field(name).column)  # type: ignore[union-attr, arg-type]  # concrete fields
 
 
 def stored(instance: models.Model) -> None:

@@ -21,7 +21,7 @@ def load() -> None:
     if "rest_framework.compat" in sys.modules:
         return
     present = {name: sys.modules[name] for name in _EXTRAS if name in sys.modules}
-    sys.modules.update(dict.fromkeys(_EXTRAS))  # importing a name mapped to None raises ImportError
+    sys.modules.update(dict.fromkeys(_EXTRAS))  # type: ignore[arg-type]  # importing a name mapped to None raises ImportError
     try:
         import rest_framework.compat  # noqa: F401
     finally:

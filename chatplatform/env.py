@@ -181,6 +181,7 @@ def env_origins(name: str) -> list[str]:
             port = parts.port
         except ValueError:
             raise malformed(name, f"{entry!r} has an invalid port") from None
+        assert parts.hostname is not None  # shaped
         host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
         origin = f"{parts.scheme}://{host}" + (f":{port}" if port else "")
         if origin not in origins:
@@ -224,6 +225,7 @@ def env_webhooks(name: str) -> list[dict[str, Any]]:
         parts = urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme not in {"http", "https"} or not parts.hostname:
             raise malformed(name, f"{where}.url must be an http or https URL with a host")
+        assert isinstance(url, str)  # parts is None otherwise
         if url in seen:
             raise malformed(name, f"{where}.url repeats the url of [{seen[url]}]; list its events once")
         seen[url] = index

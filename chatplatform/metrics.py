@@ -78,7 +78,7 @@ def widget_script_decoded(ok: bool) -> None:
 
 # --- Requests: an ASGI wrapper around the whole application ------------------------------------------
 
-Scope = MutableMapping[str, Any]
+Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 
 

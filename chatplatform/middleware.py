@@ -38,7 +38,8 @@ class _OnTheLoop:
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         response = self.process_request(request) if hasattr(self, "process_request") else None
-        response = response or await self.get_response(request)
+        # get_response is the MiddlewareMixin's this class is mixed into (a coroutine function in async mode).
+        response = response or await self.get_response(request)  # type: ignore[attr-defined]
         if not hasattr(self, "process_response"):
             return response
         if self.response_needs_thread(request, response):
@@ -85,7 +86,7 @@ class Csrf(_OnTheLoop, CsrfViewMiddleware):
         super().__init__(get_response)
         if self.async_mode:
             # Django hops for a sync process_view; an async one is awaited as it is.
-            self.process_view = self._process_view_async
+            self.process_view = self._process_view_async  # type: ignore[method-assign, assignment]  # Django awaits it
 
     async def _process_view_async(self, request: HttpRequest, callback: Any, args: Any, kwargs: Any) -> HttpResponseBase | None:
         if getattr(callback, "csrf_exempt", False) or request.method in ("GET", "HEAD", "OPTIONS", "TRACE"):

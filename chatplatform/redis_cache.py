@@ -13,6 +13,7 @@ command that sets Django up (docs/decisions.md, "Settings and start-up").
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from django.core.cache.backends import redis as django_redis
@@ -27,6 +28,13 @@ ASYNC_MAX_CONNECTIONS = 50
 
 
 class _SharedClient(django_redis.RedisCacheClient):
+    # Django's own attributes, which the stubs leave out.
+    _servers: list[str]
+    _pool_options: dict[str, Any]
+    _pool_class: type[redis.ConnectionPool]
+    _client: type[redis.Redis]
+    _get_connection_pool_index: Callable[[bool], int]
+
     def get_client(self, key: Any = None, *, write: bool = False) -> redis.Redis:
         server = self._servers[self._get_connection_pool_index(write)]
         identity = (server, repr(sorted(self._pool_options.items())))
@@ -51,10 +59,12 @@ class RedisCache(django_redis.RedisCache):
         `blocking_seconds`: how long a command may block (XREAD BLOCK) on top of a round trip."""
         import redis.asyncio
 
-        server = self._cache._servers[self._cache._get_connection_pool_index(True)]
+        cache = self._cache
+        assert isinstance(cache, _SharedClient)  # self._class
+        server = cache._servers[cache._get_connection_pool_index(True)]
         # Django's pool options name its sync parser class; redis.asyncio picks its own. Past its
         # bound a blocking pool waits for a free connection (redis.asyncio's default one raises).
-        options = {name: value for name, value in self._cache._pool_options.items() if name != "parser_class"}
+        options = {name: value for name, value in cache._pool_options.items() if name != "parser_class"}
         options.setdefault("max_connections", max_connections)
         # Waiting for a free connection is bounded like a round trip: a frozen Redis holds them all.
         wait = options.get("socket_timeout") or 10

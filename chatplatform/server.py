@@ -80,7 +80,7 @@ class Server(uvicorn.Server):
 # imports this module afresh (as __mp_main__) and never runs main(). (`uvicorn.main` as an
 # attribute is the package's click command, not the module; hence import_module.)
 for _module in ("uvicorn.main", "uvicorn.supervisors.multiprocess"):
-    importlib.import_module(_module).Server = Server
+    importlib.import_module(_module).Server = Server  # type: ignore[attr-defined]
 # uvicorn's own log lines (each WebSocket's path and query among them) through the same filter as
 # the platform's (settings.LOGGING); the workers of --workers N get this configuration with theirs.
 LOGGING_CONFIG["filters"] = {"redact_tokens": {"()": "chatplatform.logs.RedactTokens"}}

@@ -104,7 +104,7 @@ def periodic(name: str) -> Callable[[Callable[[], Any]], Task]:
     def register(function: Callable[[], Any]) -> Task:
         @functools.wraps(function)
         def run(run_id: int | None = None) -> Any:
-            runs = PeriodicRun.objects.filter(pk=run_id)
+            runs = PeriodicRun.objects.filter(pk=run_id)  # type: ignore[misc]  # used only with an id
             if run_id is not None:
                 runs.update(runs=F("runs") + 1, started_at=timezone.now(), ran_on=worker_id)
             try:

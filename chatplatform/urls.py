@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from importlib import import_module
+from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
@@ -66,7 +67,7 @@ pages = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "
 doors = [p for app in _API_APPS for p in getattr(import_module(f"{app}.urls"), "door_urlpatterns", [])]
 
 
-def _sign_out_view() -> type[View]:
+def _sign_out_view() -> type[View[Any]]:
     """With OIDC, mozilla-django-oidc's, which also ends the provider's session when
     OIDC_OP_LOGOUT_ENDPOINT is set (chat.oidc.provider_logout_url)."""
     if settings.OIDC_ENABLED:

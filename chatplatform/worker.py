@@ -128,10 +128,10 @@ class Worker:
         if backend == "rq":
             import django_rq
 
-            worker = django_rq.get_worker(
+            rq_worker = django_rq.get_worker(
                 "default", job_class="django_tasks_rq.backend.Job", worker_class="rq.worker.SimpleWorker", name=self.worker_id
             )
-            return int(worker.work(burst=burst, logging_level=logging.getLevelName(logging.getLogger().level)))
+            return int(rq_worker.work(burst=burst, logging_level=logging.getLevelName(logging.getLogger().level)))
         # `immediate`: tasks ran where they were enqueued; only the service work is left.
         if not burst:
             for signum in (signal.SIGINT, signal.SIGTERM):

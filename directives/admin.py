@@ -12,6 +12,7 @@ from django.http import HttpRequest
 from rest_framework import serializers
 
 from chatplatform.api.exceptions import flatten_errors
+from chatplatform.api.permissions import caller_id
 from directives import services
 from directives.models import DirectiveDeployment, SemanticDirective
 from directives.scopes import FORMS_RULE
@@ -41,11 +42,13 @@ class SemanticDirectiveForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if "instructions" in self.fields:
-            self.fields["instructions"].strip = False  # stored as sent, like the API
+        instructions = self.fields.get("instructions")
+        if isinstance(instructions, forms.CharField):
+            instructions.strip = False  # stored as sent, like the API
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        assert cleaned is not None  # ModelForm.clean returns cleaned_data
         if self.errors:
             return cleaned  # missing fields and the like: fix those before the directive rules run
         adding = self.instance._state.adding
@@ -59,6 +62,7 @@ class SemanticDirectiveForm(forms.ModelForm):
         try:
             validate_directive(data)
         except serializers.ValidationError as exc:
+            assert isinstance(exc.detail, dict)  # a serializer's errors, keyed by field
             for name, detail in exc.detail.items():
                 field = _FORM_FIELD.get(name.split(".")[0], name)
                 self.add_error(field if field in self.fields else None, flatten_errors(detail, name))
@@ -74,7 +78,8 @@ class SemanticDirectiveAdmin(admin.ModelAdmin):
     search_fields = ("scope", "directive_id", "description")
     ordering = ("scope", "directive_id")
 
-    def get_fields(self, request: HttpRequest, obj: SemanticDirective | None = None) -> list[str]:
+    # The stubs want a list of field groups (invariant); a list of names is one.
+    def get_fields(self, request: HttpRequest, obj: SemanticDirective | None = None) -> list[str]:  # type: ignore[override]
         if obj is None:
             return ["scope", "directive_id", "description", "instructions"]
         return ["scope", "directive_id", "scope_type", "scope_value", "group_id", "description", "instructions", *_STAMPS]
@@ -86,18 +91,18 @@ class SemanticDirectiveAdmin(admin.ModelAdmin):
         return ("scope", "directive_id", "scope_type", "scope_value", "group_id", *_STAMPS)
 
     def save_model(self, request: HttpRequest, obj: SemanticDirective, form: SemanticDirectiveForm, change: bool) -> None:
-        directive = services.directive_upsert(data=form.directive_data, user_id=request.user.pk)
+        directive = services.directive_upsert(data=form.directive_data, user_id=caller_id(request))
         for field in SemanticDirective._meta.concrete_fields:
             setattr(obj, field.attname, getattr(directive, field.attname))
         obj._state.adding = False
 
     # Deletes go through the service too, which records them in the audit log.
     def delete_model(self, request: HttpRequest, obj: SemanticDirective) -> None:
-        services.directive_delete(data={"scope": obj.scope, "id": obj.directive_id}, user_id=request.user.pk)
+        services.directive_delete(data={"scope": obj.scope, "id": obj.directive_id}, user_id=caller_id(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[SemanticDirective]) -> None:
         for scope, directive_id in queryset.values_list("scope", "directive_id"):
-            services.directive_delete(data={"scope": scope, "id": directive_id}, user_id=request.user.pk)
+            services.directive_delete(data={"scope": scope, "id": directive_id}, user_id=caller_id(request))
 
 
 @admin.register(DirectiveDeployment)

@@ -352,7 +352,7 @@ class DirectiveDeployRequestSerializer(serializers.Serializer):
     groupId = StrictCharField(
         max_length=GROUP_ID_MAX_LENGTH, help_text="Every directive of the batch gets it; the group's directives missing are deleted."
     )
-    data = StrictCharField(trim_whitespace=False, help_text="base64 of gzip of the JSON {userId, semanticDirectives}.")
+    data = StrictCharField(trim_whitespace=False, help_text="base64 of gzip of the JSON {userId, semanticDirectives}.")  # type: ignore[assignment]  # the wire name shadows Serializer.data
 
     def validate_timestamp(self, value: Any) -> str:
         if value is None:

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from chatplatform.api.errors import InvalidRequest
 from chatplatform.api.pagination import decode_token, encode_token
+from chatplatform.api.permissions import caller_id
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import AdminApiViewSet, checked, ok
 from chatplatform.iac import check_stage, decode_batch
@@ -35,7 +36,7 @@ _TOKEN_KIND = "directives.search"
 
 def _stamp(request: Request, user_id: str | None) -> str:
     """Audit stamps come from the request's userId, else the caller (docs/api.md, "Who may read what")."""
-    return user_id or request.user.pk
+    return user_id or caller_id(request)
 
 
 def _position(token: Any, *, descending: bool) -> selectors.Position | None:
@@ -83,7 +84,7 @@ class SemanticDirectiveAdminViewSet(AdminApiViewSet):
     )
     def destroy(self, request: Request) -> Response:
         body = checked(DirectiveBodySerializer, request.data)
-        services.directive_delete(data=body["semanticDirective"], user_id=request.user.pk)
+        services.directive_delete(data=body["semanticDirective"], user_id=caller_id(request))
         return ok()
 
     @extend_schema(

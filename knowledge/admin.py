@@ -4,7 +4,7 @@ exactly the results a model would get."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
@@ -18,6 +18,7 @@ from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.errors import ApiError
 from chatplatform.api.exceptions import flatten_errors
 from chatplatform.api.fields import whole_number
+from chatplatform.api.permissions import caller_id
 from knowledge import ingest, selectors, services
 from knowledge.models import Document, KnowledgeBase
 from knowledge.serializers import QUERY_MAX_CHARS, TOP_K_MAX, validate_knowledge_base
@@ -50,6 +51,7 @@ class KnowledgeBaseForm(AdminForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        assert cleaned is not None  # ModelForm.clean returns cleaned_data
         if self.errors:
             return cleaned
         adding = self.instance._state.adding
@@ -61,6 +63,7 @@ class KnowledgeBaseForm(AdminForm):
         try:
             validate_knowledge_base(data, existing=existing)
         except serializers.ValidationError as exc:
+            assert isinstance(exc.detail, dict)  # a serializer's errors, keyed by field
             for name, detail in exc.detail.items():
                 field = _FIELDS.get(name) or ("mode" if name == "retrieval" else None)
                 self.add_error(field if field in self.fields else None, flatten_errors(detail, name))
@@ -104,17 +107,17 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
 
     @admin.display(description="documents", ordering="document_count")
     def documents(self, base: KnowledgeBase) -> int:
-        return base.document_count
+        return base.document_count  # type: ignore[attr-defined]  # annotated by get_queryset
 
     @admin.display(description="chunks", ordering="chunk_total")
     def chunks(self, base: KnowledgeBase) -> int:
-        return base.chunk_total
+        return base.chunk_total  # type: ignore[attr-defined]  # annotated by get_queryset
 
     def get_readonly_fields(self, request: HttpRequest, obj: KnowledgeBase | None = None) -> tuple[str, ...]:
         return (*self.readonly_fields, "knowledge_base_id") if obj is not None else self.readonly_fields
 
     def save_model(self, request: HttpRequest, obj: KnowledgeBase, form: KnowledgeBaseForm, change: bool) -> None:
-        base = services.knowledge_base_upsert(data=form.knowledge_base_data, user_id=request.user.pk)
+        base = services.knowledge_base_upsert(data=form.knowledge_base_data, user_id=caller_id(request))
         for field in KnowledgeBase._meta.concrete_fields:
             setattr(obj, field.attname, getattr(base, field.attname))
         obj._state.adding = False
@@ -127,12 +130,12 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
         return super().delete_view(request, object_id, extra_context)
 
     def delete_model(self, request: HttpRequest, obj: KnowledgeBase) -> None:
-        services.knowledge_base_delete(knowledge_base_id=obj.pk, user_id=request.user.pk)
+        services.knowledge_base_delete(knowledge_base_id=obj.pk, user_id=caller_id(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[KnowledgeBase]) -> None:
         for base in queryset:
             try:
-                services.knowledge_base_delete(knowledge_base_id=base.pk, user_id=request.user.pk)
+                services.knowledge_base_delete(knowledge_base_id=base.pk, user_id=caller_id(request))
             except ApiError as exc:
                 messages.error(request, f"Not deleted: {exc.message}")
 
@@ -185,7 +188,7 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
                 data=upload.read(),
                 mime_type=ingest.mime_type_of(upload.content_type, upload.name),
                 source_url=request.POST.get("source_url"),
-                user_id=request.user.pk,
+                user_id=caller_id(request),
             )
         except ApiError as exc:
             messages.error(request, f"Upload refused: {exc.message}")
@@ -204,6 +207,7 @@ class DocumentAdmin(admin.ModelAdmin):
     list_display = ("title", "knowledge_base", "status", "chunk_count", "mime_type", "size", "create_date")
     list_filter = ("status", "knowledge_base", "mime_type")
     search_fields = ("title", "source_url")
+    fields: ClassVar[tuple[str, ...]]  # of any length: extended below
     fields = ("document_id", "knowledge_base", "title", "source_url", "mime_type", "size", "status", "chunk_count", "error")
     fields += ("embedding_model", "created_by", "create_date", "last_update")
     readonly_fields = fields
@@ -218,10 +222,10 @@ class DocumentAdmin(admin.ModelAdmin):
         return False
 
     def delete_model(self, request: HttpRequest, obj: Document) -> None:
-        services.document_delete(knowledge_base_id=obj.knowledge_base_id, document_id=str(obj.document_id), user_id=request.user.pk)
+        services.document_delete(knowledge_base_id=obj.knowledge_base_id, document_id=str(obj.document_id), user_id=caller_id(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         for document in queryset:
             services.document_delete(
-                knowledge_base_id=document.knowledge_base_id, document_id=str(document.document_id), user_id=request.user.pk
+                knowledge_base_id=document.knowledge_base_id, document_id=str(document.document_id), user_id=caller_id(request)
             )

@@ -16,6 +16,7 @@ import io
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from typing import Any
 
 ACCEPTED_TYPES = ("text/plain", "text/markdown", "text/html", "application/pdf")
 _ALIASES = {"text/x-markdown": "text/markdown", "application/xhtml+xml": "text/html"}
@@ -256,7 +257,7 @@ def extract_pdf(data: bytes, limits: Limits = Limits()) -> Extracted:
     from pypdf.errors import LimitReachedError, PyPdfError
 
     ceiling = limits.decompressed_bytes
-    decoding = {
+    decoding: dict[str, Any] = {
         "maximum_declared_stream_length": ceiling,
         "array_based_stream_maximum_output_length": ceiling,
         "zlib_maximum_output_length": ceiling,

@@ -241,6 +241,7 @@ def _matrix(knowledge_base: KnowledgeBase, model: str) -> _Matrix:
     )
     ids, blobs = [], []
     for chunk_pk, blob in rows.iterator(chunk_size=2000):
+        assert blob is not None  # embedding__isnull=False
         ids.append(chunk_pk)
         blobs.append(bytes(blob))
     if blobs and len({len(blob) for blob in blobs}) == 1:
@@ -262,8 +263,10 @@ def embed_query(query: str) -> np.ndarray:
     """The query's unit vector from CHAT_EMBEDDING_MODEL; SearchError when the model fails."""
     import numpy as np  # at first use: not when Django starts
 
+    model = settings.CHAT_EMBEDDING_MODEL
+    assert model is not None  # without one, the mode in force is lexical
     try:
-        (vector,) = embeddings.embed([query], model=settings.CHAT_EMBEDDING_MODEL, purpose="query")
+        (vector,) = embeddings.embed([query], model=model, purpose="query")
     except embeddings.EmbeddingError as exc:
         raise SearchError(str(exc)) from None
     return normalised(np.asarray(vector, dtype=np.float32))
@@ -275,6 +278,7 @@ def _semantic(knowledge_base: KnowledgeBase, query_vector: np.ndarray, limit: in
     from knowledge import pgvector
 
     model = settings.CHAT_EMBEDDING_MODEL
+    assert model is not None  # without one, the mode in force is lexical
     if pgvector.enabled():
         return pgvector.nearest(knowledge_base.pk, model, query_vector, limit)
     matrix = _matrix(knowledge_base, model)

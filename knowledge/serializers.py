@@ -118,7 +118,7 @@ class KnowledgeBaseWriteSerializer(serializers.Serializer):
     knowledgeBaseId = StrictCharField(source="knowledge_base_id", max_length=57, validators=[check_knowledge_base_id])
     name = StrictCharField(max_length=200)
     description = StrictCharField(max_length=DESCRIPTION_MAX, help_text="Told to the model: what the collection holds, when to search it.")
-    source = serializers.ChoiceField(
+    source = serializers.ChoiceField(  # type: ignore[assignment]  # the wire name shadows Field.source
         choices=Source.values, required=False, error_messages={"invalid_choice": f"must be {_choices(Source)}"}
     )
     externalId = StrictCharField(source="external_id", max_length=200, required=False, allow_null=True)

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from chatplatform.api.bodies import JSONParser
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.api.fields import StrictCharField
+from chatplatform.api.permissions import caller_id
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import AdminApiViewSet, checked, ok
 from knowledge import ingest, selectors, services
@@ -49,7 +50,7 @@ _MULTIPART_SLACK = 64 * 1024
 
 def _stamp(request: Request, user_id: str | None) -> str:
     """Audit stamps come from the request's userId, else the caller (docs/api.md, "Who may read what")."""
-    return user_id or request.user.pk
+    return user_id or caller_id(request)
 
 
 def _render(base_id: str) -> dict:
@@ -79,7 +80,7 @@ class KnowledgeBaseAdminViewSet(AdminApiViewSet):
 
     @extend_schema(operation_id="knowledge_base_delete", parameters=[_ID], responses=_Success)
     def destroy(self, request: Request, knowledgeBaseId: str) -> Response:
-        services.knowledge_base_delete(knowledge_base_id=knowledgeBaseId, user_id=request.user.pk)
+        services.knowledge_base_delete(knowledge_base_id=knowledgeBaseId, user_id=caller_id(request))
         return ok()
 
     @extend_schema(
@@ -176,5 +177,5 @@ class DocumentAdminViewSet(AdminApiViewSet):
         responses=_Success,
     )
     def destroy(self, request: Request, knowledgeBaseId: str, documentId: str) -> Response:
-        services.document_delete(knowledge_base_id=knowledgeBaseId, document_id=documentId, user_id=request.user.pk)
+        services.document_delete(knowledge_base_id=knowledgeBaseId, document_id=documentId, user_id=caller_id(request))
         return ok()

@@ -10,6 +10,7 @@ from django.http import HttpRequest
 
 from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.exceptions import flatten_errors
+from chatplatform.api.permissions import caller_id
 from tags import services
 from tags.models import TagDefinition, TagStatus, WidgetType
 from tags.serializers import TagDefinitionSerializer, wire_from_model_fields, writable_fields
@@ -46,6 +47,7 @@ class TagDefinitionAdminForm(AdminForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        assert cleaned is not None  # ModelForm.clean returns cleaned_data
         values: dict[str, Any] = {"scope": self.instance.scope, "tag": self.instance.tag} if self.instance.pk else {}
         values.update(cleaned)
         serializer = TagDefinitionSerializer(data=wire_from_model_fields(values))
@@ -102,19 +104,19 @@ class TagDefinitionAdmin(admin.ModelAdmin):
         return (*self.readonly_fields, "scope", "tag") if obj is not None else tuple(self.readonly_fields)
 
     def save_model(self, request: HttpRequest, obj: TagDefinition, form: TagDefinitionAdminForm, change: bool) -> None:
-        saved = services.tag_upsert(definition=form.validated_definition or {}, user_id=request.user.pk)
+        saved = services.tag_upsert(definition=form.validated_definition or {}, user_id=caller_id(request))
         # The admin goes on with `obj` (log entry, redirect): give it the saved row's values.
         for field in TagDefinition._meta.concrete_fields:
             setattr(obj, field.attname, getattr(saved, field.attname))
 
     def delete_model(self, request: HttpRequest, obj: TagDefinition) -> None:
-        services.tags_delete(ids=[obj.pk], user_id=request.user.pk)
+        services.tags_delete(ids=[obj.pk], user_id=caller_id(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[TagDefinition]) -> None:
-        services.tags_delete(ids=list(queryset.values_list("pk", flat=True)), user_id=request.user.pk)
+        services.tags_delete(ids=list(queryset.values_list("pk", flat=True)), user_id=caller_id(request))
 
     def _move(self, request: HttpRequest, queryset: QuerySet[TagDefinition], status: TagStatus) -> None:
-        changed = services.tags_set_status(ids=list(queryset.values_list("pk", flat=True)), status=status, user_id=request.user.pk)
+        changed = services.tags_set_status(ids=list(queryset.values_list("pk", flat=True)), status=status, user_id=caller_id(request))
         self.message_user(request, f"{changed} tag definition(s) now {status.value}.", messages.SUCCESS)
 
     @admin.action(description="Enable selected tag definitions")

@@ -86,7 +86,7 @@ class InstructionItemsField(serializers.Field):
         return value
 
 
-def _choice_message(what: str, choices: list[str]) -> dict[str, str]:
+def _choice_message(what: str, choices: list[str]) -> dict[str, Any]:
     return {"invalid_choice": f'"{{input}}" is not a valid {what}: must be one of {", ".join(choices)}'}
 
 
@@ -164,7 +164,9 @@ def complete_older_form(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def writable_fields() -> dict[str, str]:
     """Wire name → model field name of everything a client may write."""
-    return {name: field.source for name, field in TagDefinitionSerializer().fields.items() if not field.read_only}
+    return {
+        name: field.source for name, field in TagDefinitionSerializer().fields.items() if not field.read_only and field.source is not None
+    }
 
 
 def wire_from_model_fields(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -177,7 +179,8 @@ def render(definition: TagDefinition, *, include_instructions: bool = True) -> d
 
 
 def render_many(definitions: list[TagDefinition], *, include_instructions: bool) -> list[dict[str, Any]]:
-    return TagDefinitionSerializer(definitions, many=True, context={"include_instructions": include_instructions}).data
+    # many=True makes a ListSerializer, whose data is a list; the stubs type the constructor's class.
+    return TagDefinitionSerializer(definitions, many=True, context={"include_instructions": include_instructions}).data  # type: ignore[return-value]
 
 
 def _with_stage(item: Any) -> Any:
@@ -265,4 +268,4 @@ class TagDefinitionDeployRequestSerializer(serializers.Serializer):
     stage = serializers.CharField()
     timestamp = TimestampField(required=False, allow_null=True)
     groupId = serializers.CharField(max_length=200)
-    data = serializers.CharField(trim_whitespace=False, help_text="base64 of gzip of the JSON {userId, tagDefinitions: [...]}")
+    data = serializers.CharField(trim_whitespace=False, help_text="base64 of gzip of the JSON {userId, tagDefinitions: [...]}")  # type: ignore[assignment]  # the wire name shadows Serializer.data

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import urlsplit
 
 from rest_framework.exceptions import ValidationError
@@ -83,7 +83,7 @@ def _listing(values: tuple[str, ...]) -> str:
     return ", ".join(values)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chatplatform.api.permissions import acting_user_id
+from chatplatform.api.permissions import acting_user_id, caller_id
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, ok, ok_encoded
 from chatplatform.iac import check_stage, decode_batch
@@ -61,7 +61,7 @@ class TagDefinitionAdminViewSet(AdminApiViewSet):
     def destroy(self, request: Request) -> Response:
         body = checked(TagDefinitionDeleteRequestSerializer, request.data)
         target = body["tagDefinition"]
-        services.tag_delete(scope=target["scope"], tag=target["tag"], user_id=request.user.pk)
+        services.tag_delete(scope=target["scope"], tag=target["tag"], user_id=caller_id(request))
         return ok()
 
     @extend_schema(

@@ -17,6 +17,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from chatplatform.admin_forms import AdminForm, CodeEditor, JSONEditor, JSONField
+from chatplatform.api.permissions import caller_id
 from tools import services
 from tools.models import ExecutionType, ToolDefinition
 from tools.serializers import definition_from_model_values, field_sources
@@ -122,6 +123,7 @@ class ToolDefinitionForm(AdminForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        assert cleaned is not None  # ModelForm.clean returns cleaned_data
         if self.errors:  # unparsable input (JSON, numbers, dates): fix that first
             return cleaned
         self.definition = self._definition()
@@ -160,14 +162,14 @@ class ToolDefinitionAdmin(admin.ModelAdmin):
         return ("tool_id", *audit) if obj is not None else audit
 
     def save_model(self, request: HttpRequest, obj: ToolDefinition, form: ToolDefinitionForm, change: bool) -> None:
-        saved = services.tool_upsert(tool=form.definition, user_id=request.user.pk)
+        saved = services.tool_upsert(tool=form.definition, user_id=caller_id(request))
         for field in ToolDefinition._meta.concrete_fields:
             setattr(obj, field.attname, getattr(saved, field.attname))
         obj._state.adding = False
 
     def delete_model(self, request: HttpRequest, obj: ToolDefinition) -> None:
-        services.tool_delete(tool_id=obj.tool_id, user_id=request.user.pk)
+        services.tool_delete(tool_id=obj.tool_id, user_id=caller_id(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ToolDefinition]) -> None:
         for tool_id in queryset.values_list("tool_id", flat=True):
-            services.tool_delete(tool_id=tool_id, user_id=request.user.pk)
+            services.tool_delete(tool_id=tool_id, user_id=caller_id(request))

@@ -104,7 +104,7 @@ def _evaluate(node: ast.AST) -> Any:
     )
 
 
-def evaluate_expression(expression: str) -> int | float:
+def evaluate_expression(expression: object) -> int | float:
     """The value of an arithmetic expression; ValueError for anything else."""
     if not isinstance(expression, str) or not expression.strip():
         raise ValueError("expression is required")

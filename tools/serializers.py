@@ -24,7 +24,7 @@ from tools.validation import ACCESS_EFFECTS, PARAMETER_TYPES, REDACTED, VARIANT_
 class ParameterDefinitionSerializer(serializers.Serializer):
     description = serializers.CharField(allow_blank=True)
     type = serializers.ChoiceField(choices=PARAMETER_TYPES)
-    required = serializers.BooleanField()
+    required = serializers.BooleanField()  # type: ignore[assignment]  # the wire name shadows Field.required
     enum = serializers.ListField(child=serializers.CharField(), required=False, help_text="Only for type string.")
     items = serializers.JSONField(required=False, help_text="A ParameterDefinition; required for type array.")
     properties = serializers.DictField(
@@ -86,7 +86,7 @@ class ToolSerializer(serializers.Serializer):
     executionTimeout = serializers.FloatField(source="execution_timeout", help_text="Seconds; default 30, at most 900.")
     functionSchema = FunctionSchemaField(source="function_schema")
     tags = serializers.DictField(child=serializers.CharField())
-    lifecycle = serializers.SerializerMethodField()
+    lifecycle: serializers.Field = serializers.SerializerMethodField()  # ToolWriteSerializer documents its input
     accessRules = AccessRulesField(source="access_rules", required=False)
     approval = serializers.JSONField(
         required=False, help_text='{required: true | "<CEL over user, customData, args, tool>", timeoutSeconds?, approverRoles?}'
@@ -94,7 +94,7 @@ class ToolSerializer(serializers.Serializer):
     testType = serializers.ChoiceField(source="test_type", choices=TestType.choices, required=False)
     functionArn = serializers.CharField(source="function_arn", required=False, help_text="function tools: local:<name> or a Lambda ARN")
     url = serializers.CharField(required=False, help_text="mcp tools: the server's Streamable HTTP address")
-    auth = serializers.SerializerMethodField()
+    auth: serializers.Field = serializers.SerializerMethodField()
     OPTIONAL_IN_RESPONSES = ("auth",)  # left out unless the tool has auth (to_representation)
     code = serializers.CharField(required=False, help_text="inline tools: a JavaScript function expression (event, params) => ...")
     createdBy = serializers.CharField(source="created_by", read_only=True)
@@ -148,7 +148,7 @@ def field_sources() -> dict[str, str]:
     return {
         name: field.source
         for name, field in ToolSerializer().fields.items()
-        if not isinstance(field, serializers.SerializerMethodField) and not field.read_only
+        if not isinstance(field, serializers.SerializerMethodField) and not field.read_only and field.source is not None
     }
 
 

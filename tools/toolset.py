@@ -262,8 +262,8 @@ class _Runnable:
         )
 
     async def run(self, event: dict[str, Any]) -> Any:
-        # Each executor (QuickJS, the MCP client, boto3) is imported by the first call of its
-        # type: a process that never runs one never loads it, and Django starts without them.
+        # Each executor (QuickJS, the MCP client, boto3) is imported by the first call of its type:
+        # a process that never runs one never loads it, and Django starts without them.
         if self.execution_type == ExecutionType.INLINE:
             from tools.executors.inline import run_inline
 
@@ -375,7 +375,7 @@ def _spec(
         trace("ok", result=result)
         return result
 
-    description = function.get("description") if isinstance(function.get("description"), str) else ""
+    description = text if isinstance(text := function.get("description"), str) else ""
     return llm.ToolSpec(
         name=name,
         description=description,

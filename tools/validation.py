@@ -328,7 +328,7 @@ class _Checker:
             self.fail("approval.approverRoles", "must be a list of role names")
         return {"required": required, "timeoutSeconds": timeout, **({"approverRoles": list(roles)} if roles else {})}
 
-    def auth(self, value: Any) -> dict[str, str] | None:
+    def auth(self, value: Any) -> dict[str, Any] | None:
         if value is None:
             return None
         if not isinstance(value, Mapping):

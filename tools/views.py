@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from chatplatform.api.errors import NotFound
 from chatplatform.api.fields import StrictCharField
+from chatplatform.api.permissions import caller_id
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import AdminApiViewSet, checked, ok
 from tools import selectors, services
@@ -51,7 +52,7 @@ class ToolAdminViewSet(AdminApiViewSet):
     )
     def upsert(self, request: Request) -> Response:
         body = checked(ToolUpsertSerializer, request.data)
-        user_id = body.get("userId") or request.user.pk
+        user_id = body.get("userId") or caller_id(request)
         tool = services.tool_upsert(tool=body["tool"], user_id=user_id)
         return ok(tool=ToolSerializer(tool).data)
 
@@ -68,7 +69,7 @@ class ToolAdminViewSet(AdminApiViewSet):
         responses=envelope("ToolDeleteResponse"),
     )
     def destroy(self, request: Request, tool_id: str) -> Response:
-        if not services.tool_delete(tool_id=tool_id, user_id=request.user.pk):
+        if not services.tool_delete(tool_id=tool_id, user_id=caller_id(request)):
             raise NotFound(f"tool {tool_id} not found")
         return ok()
 

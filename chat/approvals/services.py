@@ -58,7 +58,8 @@ def approval_decide(*, approval_id: Any, session_id: uuid.UUID, user: ChatUser, 
     decide; 409 ALREADY_DECIDED for one decided before."""
     with transaction.atomic():
         approval = (
-            ToolApproval.objects.select_for_update().select_related("session").filter(session_id=session_id, pk=_uuid(approval_id)).first()
+            # pk=None (not a UUID) matches no approval.
+            ToolApproval.objects.select_for_update().select_related("session").filter(session_id=session_id, pk=_uuid(approval_id)).first()  # type: ignore[misc]
         )
         if approval is None or not may_decide(user, approval, approval.session.user_id):
             raise NotFound(f"approval {approval_id} not found")

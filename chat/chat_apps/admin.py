@@ -14,6 +14,7 @@ from chat.chat_apps.models import ChatApp
 from chat.chat_apps.serializers import ChatAppWriteSerializer, validate_chat_app
 from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
 from chatplatform.api.exceptions import flatten_errors
+from chatplatform.api.permissions import caller_id
 
 # Wire name → model field, as the chat app write serializer maps them (the only place that does).
 _CHAT_APP_MODEL_FIELD = {name: field.source for name, field in ChatAppWriteSerializer().fields.items()}
@@ -52,6 +53,7 @@ class ChatAppForm(AdminForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        assert cleaned is not None  # ModelForm.clean returns cleaned_data
         if self.errors:
             return cleaned
         adding = self.instance._state.adding
@@ -69,6 +71,7 @@ class ChatAppForm(AdminForm):
         try:
             validate_chat_app(data, existing=existing)
         except serializers.ValidationError as exc:
+            assert isinstance(exc.detail, dict)  # a serializer's errors, keyed by field
             for name, detail in exc.detail.items():
                 source = _CHAT_APP_MODEL_FIELD.get(name)
                 field = "agent" if source == "agent_id" else source
@@ -92,15 +95,15 @@ class ChatAppAdmin(admin.ModelAdmin):
         return (*self.readonly_fields, "chat_app_id") if obj is not None else self.readonly_fields
 
     def save_model(self, request: HttpRequest, obj: ChatApp, form: ChatAppForm, change: bool) -> None:
-        app = chat_app_services.chat_app_upsert(data=form.chat_app_data, user_id=request.user.pk)
+        app = chat_app_services.chat_app_upsert(data=form.chat_app_data, user_id=caller_id(request))
         for field in ChatApp._meta.concrete_fields:
             setattr(obj, field.attname, getattr(app, field.attname))
         obj._state.adding = False
 
     # Deletes go through the service too, which records them in the audit log.
     def delete_model(self, request: HttpRequest, obj: ChatApp) -> None:
-        chat_app_services.chat_app_delete(chat_app_id=obj.chat_app_id, user_id=request.user.pk)
+        chat_app_services.chat_app_delete(chat_app_id=obj.chat_app_id, user_id=caller_id(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ChatApp]) -> None:
         for chat_app_id in queryset.values_list("chat_app_id", flat=True):
-            chat_app_services.chat_app_delete(chat_app_id=chat_app_id, user_id=request.user.pk)
+            chat_app_services.chat_app_delete(chat_app_id=chat_app_id, user_id=caller_id(request))

@@ -31,7 +31,8 @@ def _chat_app_write(existing: ChatApp | None, data: dict[str, Any], *, user_id: 
     except serializers.ValidationError as exc:
         if exc.get_codes() == {"agentId": [AGENT_NOT_FOUND]}:
             # Sound in itself, naming an agent that is not there: INVALID_AGENT_ID, 404 as elsewhere.
-            raise NotFound(f"chatApp.agentId: {exc.detail['agentId'][0]}", code=Code.INVALID_AGENT_ID) from None
+            # The codes above give the detail's shape: {"agentId": [the one error]}.
+            raise NotFound(f"chatApp.agentId: {exc.detail['agentId'][0]}", code=Code.INVALID_AGENT_ID) from None  # type: ignore[index, call-overload]
         raise serializers.ValidationError({"chatApp": exc.detail})
     if existing is None:
         app = ChatApp(**fields)

@@ -17,7 +17,7 @@ from chat.chat_apps.serializers import (
 from chat.chat_apps.services import chat_app_delete, chat_app_upsert
 from chat.users.selectors import user_get
 from chatplatform.api.fields import StrictCharField
-from chatplatform.api.permissions import acting_user_id
+from chatplatform.api.permissions import acting_user_id, caller_id
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, ok
 
@@ -39,7 +39,7 @@ class ChatAppAdminViewSet(AdminApiViewSet):
     )
     def upsert(self, request: Request) -> Response:
         body = checked(ChatAppUpsertRequestSerializer, request.data)
-        return ok(chatApp=ChatAppSerializer(chat_app_upsert(data=body["chatApp"], user_id=request.user.pk)).data)
+        return ok(chatApp=ChatAppSerializer(chat_app_upsert(data=body["chatApp"], user_id=caller_id(request))).data)
 
     @extend_schema(operation_id="chat_app_get", parameters=[_CHAT_APP_ID], responses=_ChatAppResponse)
     def retrieve(self, request: Request, chatAppId: str) -> Response:
@@ -51,7 +51,7 @@ class ChatAppAdminViewSet(AdminApiViewSet):
         responses=envelope("ChatAppDeleteResponse"),
     )
     def destroy(self, request: Request, chatAppId: str) -> Response:
-        chat_app_delete(chat_app_id=chatAppId, user_id=request.user.pk)
+        chat_app_delete(chat_app_id=chatAppId, user_id=caller_id(request))
         return ok()
 
     @extend_schema(operation_id="chat_apps_search", request=ChatAppSearchRequestSerializer, responses=_ChatAppsResponse)

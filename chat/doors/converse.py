@@ -49,5 +49,5 @@ class ConverseView(DoorView):
     ),
 )
 @api_view(["POST"])
-def converse_openapi(request: Any) -> None:  # pragma: no cover - documentation only
+def converse_openapi(request: Any) -> HttpResponse:  # pragma: no cover - documentation only
     raise AssertionError

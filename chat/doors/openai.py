@@ -80,7 +80,8 @@ class OpenAIDoorView(DoorView):
         """The JSON body checked by `serializer` (400, 413, 415 naming the field and the rule)."""
         return validate(parse(self.body(request), request.content_type or ""), serializer)
 
-    async def http_method_not_allowed(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    # An async view's handlers are coroutines, which Django awaits; the stubs type View's as sync.
+    async def http_method_not_allowed(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]
         return self.failed(door_error(exceptions.MethodNotAllowed(request.method or "")))
 
 
@@ -88,7 +89,7 @@ class OpenAIDoorView(DoorView):
 class UnknownPathView(OpenAIDoorView):
     """Any other path under /v1/: 404 in OpenAI's shape, as an OpenAI client expects it."""
 
-    async def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    async def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]
         return self.failed(DoorError(404, Code.NOT_FOUND, f"no such path: {request.path}"))
 
 
@@ -170,7 +171,8 @@ class ChatCompletionRequestSerializer(serializers.Serializer):
     """The fields this door reads; OpenAI's others (temperature, max_tokens…) are ignored: the agent decides."""
 
     model = StrictCharField(max_length=128)
-    messages = ChatMessageSerializer(many=True, allow_empty=False, max_length=1000)
+    # many=True hands max_length to the ListSerializer (DRF 3.15), which the stubs do not know.
+    messages = ChatMessageSerializer(many=True, allow_empty=False, max_length=1000)  # type: ignore[call-arg]
     stream = serializers.BooleanField(required=False, default=False)
     stream_options = serializers.DictField(required=False, allow_null=True)
     metadata = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, allow_null=True)

@@ -76,7 +76,7 @@ def input_messages(value: Any) -> list[tuple[str, str]]:
 CITATION_MARK = re.compile(r"\[(\d+)\]")
 
 
-def annotations(text: str, citations: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+def url_citations(text: str, citations: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """Each `[n]` of the text that cites a knowledge base result with a URL, as a `url_citation`."""
     by_number = {citation["n"]: citation for citation in citations or [] if citation.get("sourceUrl")}
     found = []
@@ -96,7 +96,7 @@ def annotations(text: str, citations: list[dict[str, Any]] | None) -> list[dict[
 
 
 def output_text(text: str, citations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": annotations(text, citations), "logprobs": []}
+    return {"type": "output_text", "text": text, "annotations": url_citations(text, citations), "logprobs": []}
 
 
 def response_object(

@@ -159,7 +159,7 @@ _SESSION_ID = OpenApiParameter("sessionId", str, OpenApiParameter.PATH)
     "the session has no turn running or kept.",
 )
 @api_view(["GET"])
-def stream_openapi(request: Any, sessionId: str) -> None:  # pragma: no cover - documentation only
+def stream_openapi(request: Any, sessionId: str) -> HttpResponse:  # pragma: no cover - documentation only
     raise AssertionError
 
 
@@ -170,7 +170,7 @@ def stream_openapi(request: Any, sessionId: str) -> None:  # pragma: no cover - 
     responses=envelope("SessionStopResponse", stopped=serializers.BooleanField(help_text="false when no turn was running")),
 )
 @api_view(["POST"])
-def stop_openapi(request: Any, sessionId: str) -> None:  # pragma: no cover - documentation only
+def stop_openapi(request: Any, sessionId: str) -> HttpResponse:  # pragma: no cover - documentation only
     raise AssertionError
 
 
@@ -180,7 +180,7 @@ def stop_openapi(request: Any, sessionId: str) -> None:  # pragma: no cover - do
     responses=envelope("ApprovalsResponse", approvals=ToolApprovalSerializer(many=True)),
 )
 @api_view(["GET"])
-def approvals_openapi(request: Any, sessionId: str) -> None:  # pragma: no cover - documentation only
+def approvals_openapi(request: Any, sessionId: str) -> HttpResponse:  # pragma: no cover - documentation only
     raise AssertionError
 
 
@@ -195,5 +195,5 @@ def approvals_openapi(request: Any, sessionId: str) -> None:  # pragma: no cover
     description="Decide a tool call that waits for a person. 409 ALREADY_DECIDED for one decided before.",
 )
 @api_view(["POST"])
-def decision_openapi(request: Any, sessionId: str, approvalId: str) -> None:  # pragma: no cover - documentation only
+def decision_openapi(request: Any, sessionId: str, approvalId: str) -> HttpResponse:  # pragma: no cover - documentation only
     raise AssertionError

@@ -12,6 +12,7 @@ from django.http import HttpRequest
 
 from chat.feedback import services as feedback_services
 from chat.feedback.models import ChatSessionFeedback, CommentStatus, CommentType, FeedbackComment
+from chatplatform.api.permissions import caller_id
 
 
 def exists_filter(title: str, parameter: str, choices: list[tuple[str, str]], records: Callable[[str], QuerySet[Any]]) -> type:
@@ -117,8 +118,9 @@ class ChatSessionFeedbackAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: ChatSessionFeedback, form: FeedbackAdminForm, change: bool) -> None:
         pass  # saved with its comments in save_related, through the service
 
-    def construct_change_message(self, request: HttpRequest, form: FeedbackAdminForm, formsets: Any, add: bool = False) -> Any:
-        return super().construct_change_message(request, form, [], add)  # the comments' formset is not saved by Django
+    # The stubs type `form` as a Form; the admin passes its ModelForm.
+    def construct_change_message(self, request: HttpRequest, form: FeedbackAdminForm, formsets: Any, add: bool = False) -> Any:  # type: ignore[override]
+        return super().construct_change_message(request, form, [], add)  # type: ignore[arg-type]  # the comments' formset is not saved by Django
 
     def save_related(self, request: HttpRequest, form: FeedbackAdminForm, formsets: list[Any], change: bool) -> None:
         comments = []
@@ -138,6 +140,6 @@ class ChatSessionFeedbackAdmin(admin.ModelAdmin):
                 )
         changes = {name: form.cleaned_data[name] for name in form.changed_data}
         saved = feedback_services.feedback_update(
-            feedback_id=form.instance.pk, changes=changes, internal_comments=comments, acting_user_id=request.user.pk
+            feedback_id=form.instance.pk, changes=changes, internal_comments=comments, acting_user_id=caller_id(request)
         )
         form.instance.updated_on = saved.updated_on

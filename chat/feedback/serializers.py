@@ -92,8 +92,8 @@ class FeedbackSerializer(serializers.Serializer):
 
 
 _FEEDBACK_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
-_USER_STATUS_RULE = {"invalid_choice": "must be open: a report's status is set by operators"}
-TYPE_RULE = {"invalid_choice": "must be one of the 27 feedback types: " + ", ".join(FeedbackType.values)}
+_USER_STATUS_RULE: dict[str, Any] = {"invalid_choice": "must be open: a report's status is set by operators"}
+TYPE_RULE: dict[str, Any] = {"invalid_choice": "must be one of the 27 feedback types: " + ", ".join(FeedbackType.values)}
 
 
 _check_feedback_id = RegexValidator(_FEEDBACK_ID, "must be 1 to 128 letters, digits or . _ : -")
@@ -121,7 +121,7 @@ class ChatFeedbackCreateSerializer(FeedbackCreateSerializer):
     choose, `status` only `open` (docs/api.md, "Feedback"); the operator's fields are refused."""
 
     status = serializers.ChoiceField(choices=[FeedbackStatus.OPEN], required=False, error_messages=_USER_STATUS_RULE)
-    internalComments = reportedByHuman = createdByCustomer = None
+    internalComments = reportedByHuman = createdByCustomer = None  # type: ignore[assignment]  # DRF's way to drop a field
 
 
 class FeedbackUpdateSerializer(serializers.Serializer):

@@ -27,7 +27,7 @@ from chat.sessions.selectors import session_get
 from chat.sessions.views import SESSION_ID, own_session
 from chat.users.serializers import UserIdQuerySerializer
 from chatplatform.api.errors import InvalidRequest
-from chatplatform.api.permissions import acting_user_id, is_admin
+from chatplatform.api.permissions import acting_user_id, caller_id, is_admin
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, ok
 
@@ -79,8 +79,11 @@ class FeedbackViewSet(ApiViewSet):
                 raise InvalidRequest("is set by operators only", field=f"feedback.{operator_field}")
         if fields.get("status", FeedbackStatus.OPEN) != FeedbackStatus.OPEN and not operator:
             raise InvalidRequest("must be open: a report's status is set by operators", field="feedback.status")
+        assert isinstance(request.data, dict)  # checked above
         session = own_session(request, fields["sessionId"], request.data.get("userId"))
-        return ok(feedback=FeedbackSerializer(_create_feedback(fields, session, by_operator=operator, acting_user_id=request.user.pk)).data)
+        return ok(
+            feedback=FeedbackSerializer(_create_feedback(fields, session, by_operator=operator, acting_user_id=caller_id(request))).data
+        )
 
     @extend_schema(
         operation_id="chat_session_feedback",
@@ -98,6 +101,7 @@ class FeedbackAdminViewSet(AdminApiViewSet):
     @extend_schema(operation_id="admin_feedback_command", request=FEEDBACK_COMMAND_SCHEMA, responses=_FeedbackResponse)
     def command(self, request: Request) -> Response:
         body = checked(AdminFeedbackRequestSerializer, request.data)
+        assert isinstance(request.data, dict)  # checked above
         acting = acting_user_id(request, request.data.get("userId"))
         if body["command"] == "addChatSessionFeedback":
             fields = _checked(FeedbackCreateSerializer, body["feedback"])

@@ -15,6 +15,7 @@ from chat.files.content import INLINE_MIME_TYPES
 from chat.files.selectors import file_content, file_get
 from chat.files.serializers import ChatMessageFileSerializer, FileUploadSerializer
 from chat.files.services import file_store
+from chat.users.authentication import signed_in
 from chatplatform.api.errors import ApiError
 from chatplatform.api.fields import whole_number
 from chatplatform.api.schema import envelope
@@ -37,12 +38,12 @@ class FileViewSet(ApiViewSet):
         if (whole_number(declared, max_digits=4000) or 0) > settings.CHAT_UPLOAD_MAX_BYTES + _MULTIPART_SLACK:
             raise ApiError(f"file: must be at most {settings.CHAT_UPLOAD_MAX_BYTES} bytes", status_code=413)
         body = checked(FileUploadSerializer, request.data)
-        stored = file_store(user=request.user, chat_app_id=body["chatAppId"], upload=body["file"])
+        stored = file_store(user=signed_in(request), chat_app_id=body["chatAppId"], upload=body["file"])
         return ok(file=stored.as_message_file())
 
     @extend_schema(operation_id="chat_file_get", parameters=[_FILE_ID], responses=_FileResponse)
     def retrieve(self, request: Request, fileId: str) -> Response:
-        return ok(file=file_get(file_id=fileId, user=request.user).as_message_file())
+        return ok(file=file_get(file_id=fileId, user=signed_in(request)).as_message_file())
 
     @extend_schema(
         operation_id="chat_file_content",
@@ -52,10 +53,11 @@ class FileViewSet(ApiViewSet):
         "as an attachment.",
     )
     def content(self, request: Request, fileId: str) -> HttpResponse:
-        file = file_get(file_id=fileId, user=request.user)
+        file = file_get(file_id=fileId, user=signed_in(request))
         response = HttpResponse(file_content(file), content_type=file.mime_type)
         disposition = "inline" if file.mime_type in INLINE_MIME_TYPES else "attachment"
-        response["Content-Disposition"] = content_disposition_header(disposition == "attachment", file.name)
+        # A stored file has a name: the header is never None.
+        response["Content-Disposition"] = content_disposition_header(disposition == "attachment", file.name)  # type: ignore[assignment]
         # Whatever the bytes are, they never run as a page of this origin.
         response["Content-Security-Policy"] = "default-src 'none'; sandbox"
         response["Cache-Control"] = "private, max-age=3600"

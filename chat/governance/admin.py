@@ -13,11 +13,12 @@ from chat.governance.services import erase_user
 from chat.users.admin import ChatUserAdmin
 from chat.users.models import ChatUser
 from chatplatform.admin import ReadOnlyAdmin
+from chatplatform.api.permissions import caller_id
 
 
 def _erase(request: HttpRequest, user_ids: list[str]) -> None:
     for user_id in user_ids:
-        counts = erase_user(user_id=user_id, actor=request.user.pk)
+        counts = erase_user(user_id=user_id, actor=caller_id(request))
         summary = ", ".join(f"{count} {kind}" for kind, count in counts.items() if count)
         messages.success(request, f"Erased user {user_id}: {summary}.")
 

@@ -117,6 +117,7 @@ def _expired(now: datetime) -> list[tuple[QuerySet[ChatSession], datetime]]:
     own = dict(ChatApp.objects.filter(retention_days__isnull=False).values_list("chat_app_id", "retention_days"))
     rules = []
     for chat_app_id, days in own.items():
+        assert days is not None  # retention_days__isnull=False
         cutoff = now - timedelta(days=days)
         rules.append((ChatSession.objects.filter(chat_app_id=chat_app_id, last_update__lt=cutoff), cutoff))
     if settings.CHAT_RETENTION_DAYS:

@@ -54,7 +54,7 @@ class UsageLimitExceeded(RateLimited):
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(retry_after)
-        self.detail = self.message = message
+        self.detail = self.message = message  # type: ignore[assignment]  # the handler renders the detail as text
         self.code = Code.USAGE_LIMIT_EXCEEDED
 
 

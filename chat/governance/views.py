@@ -18,7 +18,7 @@ from chat.users.models import ChatUser
 from chat.users.serializers import UserIdQuerySerializer
 from chat.users.services import user_get_or_create
 from chatplatform.api.errors import NotFound
-from chatplatform.api.permissions import acting_user_id
+from chatplatform.api.permissions import acting_user_id, caller_id
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, ok
 
@@ -69,7 +69,7 @@ class UserDataAdminViewSet(AdminApiViewSet):
         responses=envelope("UserEraseResponse", erased=serializers.DictField(child=serializers.IntegerField())),
     )
     def erase(self, request: Request, userId: str) -> Response:
-        return ok(erased=erase_user(user_id=userId, actor=request.user.pk))
+        return ok(erased=erase_user(user_id=userId, actor=caller_id(request)))
 
     @extend_schema(operation_id="admin_user_export", parameters=[USER_ID], responses=_ExportResponse)
     def export(self, request: Request, userId: str) -> Response:

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 
@@ -28,6 +28,7 @@ from chat.feedback.models import FeedbackType
 from chat.files.content import file_upload_settings
 from chat.sessions.selectors import session_get
 from chat.shares.models import SessionShare
+from chat.users.authentication import signed_in
 from chat.users.models import ChatUser
 from chat.widgets import services as widgets
 from chatplatform.api.errors import ApiError
@@ -88,7 +89,7 @@ class SignInView(auth_views.LoginView):
         context["csp_nonce"] = self.nonce
         return context
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         self.nonce = secrets.token_urlsafe(16)
         response = super().dispatch(request, *args, **kwargs)
         response["Content-Security-Policy"] = page_csp(self.nonce)
@@ -102,8 +103,9 @@ def _display_name(user: ChatUser) -> str:
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """`/`: the chat apps this user may use (the home-page rule of GET /api/chat/chat-apps)."""
-    apps = chat_apps_for_user(user=request.user, for_home_page=True)
-    return _render(request, "chat/home.html", {"apps": apps, "user_name": _display_name(request.user)})
+    user = signed_in(request)
+    apps = chat_apps_for_user(user=user, for_home_page=True)
+    return _render(request, "chat/home.html", {"apps": apps, "user_name": _display_name(user)})
 
 
 def _text_feature(features: dict[str, Any], name: str) -> str:
@@ -156,7 +158,7 @@ def _widgets_config(app: ChatApp) -> dict[str, Any]:
     return widgets.page_config(usable, render_many(usable, include_instructions=False))
 
 
-def widget_renderer(request: HttpRequest, name: str) -> HttpResponse:
+def widget_renderer(request: HttpRequest, name: str) -> FileResponse:
     """`/widgets/renderers/<scope>.<tag>.js`: a module of CHAT_WIDGET_RENDERERS_DIR. Deployment
     code, public as the page's own static files are."""
     path = widgets.renderer_file(name)
@@ -172,7 +174,7 @@ def chat_page(request: HttpRequest, chat_app_id: str, session_id: str | None = N
     """`/chat/<chatAppId>/` and `/chat/<chatAppId>/<sessionId>`: a reload or a shared link reopens
     the session, for its owner. Anyone else's session (or an unknown one) opens an empty chat that
     says it was not found, with nothing of that session."""
-    user = request.user
+    user = signed_in(request)
     try:
         app = chat_app_for_use(chat_app_id=chat_app_id, user=user)
     except ApiError as exc:
@@ -215,4 +217,4 @@ def shared_page(request: HttpRequest, share_id: str) -> HttpResponse:
     share = SessionShare.objects.select_related("session").filter(pk=share_id).first()
     if share is None:
         raise Http404("no such shared conversation")
-    return _render(request, "chat/shared.html", {"share": share, "user_name": _display_name(request.user)})
+    return _render(request, "chat/shared.html", {"share": share, "user_name": _display_name(signed_in(request))})

@@ -139,7 +139,7 @@ class ChatSessionAdmin(admin.ModelAdmin):
         *(field.name for field in ChatSession._meta.concrete_fields if field.name not in ("turn_next", "turn_serving", "turn_started")),
         "insights",
     ]
-    fields = readonly_fields
+    fields = readonly_fields  # type: ignore[assignment]  # a list of names is a list of field groups (the stubs' is invariant)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # sessions start with a converse turn

@@ -254,7 +254,7 @@ def _after(keys: list[tuple[str, bool]], values: list[Any]) -> Q:
 
 def _sort_value(session: ChatSession, path: str) -> Any:
     if path == _NULLABLE_SORT:
-        return session.sort_insight_score
+        return session.sort_insight_score  # type: ignore[attr-defined]  # annotated by the search's query
     value = getattr(session, path)
     if isinstance(value, datetime):
         return value.isoformat()
@@ -308,8 +308,8 @@ def sessions_search(*, search: SessionSearch | None, size: int, scroll_id: Any) 
             raise InvalidRequest("belongs to another search (its filters differ)", field="scrollId")
         search = carried
     search = search or SessionSearch()
-    carried = position.get("total") if position is not None else None  # counted for the first page
-    total = carried if isinstance(carried, int) else search_count_query(search).count()
+    counted = position.get("total") if position is not None else None  # counted for the first page
+    total = counted if isinstance(counted, int) else search_count_query(search).count()
     keys = _sort_keys(search)
     sessions = search_page_query(search, total=total)
     if position is not None:

@@ -40,7 +40,7 @@ class ChatSessionSerializer(serializers.Serializer):
     title = serializers.CharField()
     status = serializers.ChoiceField(choices=SessionStatus.values)
     invocationMode = serializers.CharField(allow_null=True)
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the wire name shadows Field.source
     entityId = serializers.CharField(allow_null=True)
     inputTokens = serializers.IntegerField()
     outputTokens = serializers.IntegerField()
@@ -84,7 +84,7 @@ class ChatMessageSerializer(serializers.Serializer):
     messageId = serializers.UUIDField()
     sessionId = serializers.UUIDField()
     userId = serializers.CharField()
-    source = serializers.ChoiceField(choices=MessageSource.values)
+    source = serializers.ChoiceField(choices=MessageSource.values)  # type: ignore[assignment]  # the wire name shadows Field.source
     message = serializers.CharField()
     model = serializers.CharField()
     usage = ChatMessageUsageSerializer(allow_null=True)

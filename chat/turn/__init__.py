@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from chat.turn.admission import Admitted, BearerCaller, Caller, CookieCaller, Refused, SocketCaller, admit, admit_action
 from chat.turn.events import Turn, TurnEvent, TurnReader, collect, error_event, frame, sse_chunks
+from chat.turn.prompt import warm
 from chat.turn.replay import Reader, resume, stop
 from chat.turn.run import go_on, start, wait_for_running_turns
 
@@ -51,4 +52,5 @@ __all__ = [
     "start",
     "stop",
     "wait_for_running_turns",
+    "warm",
 ]

@@ -244,7 +244,7 @@ def validate(body: Any, checker: type[serializers.Serializer] = ConverseRequestS
     """The converse body (or a door's, by its serializer) checked: 400 naming the field and the
     rule. Each thread keeps one serializer of each and runs its validation (what `is_valid` runs):
     a new serializer deep-copies its declared fields, a quarter of a turn's admission."""
-    kept = _checkers.__dict__
+    kept: dict[Any, Any] = _checkers.__dict__  # serializer class → its serializer
     serializer = kept.get(checker)
     if serializer is None:
         serializer = kept[checker] = checker()

@@ -44,7 +44,7 @@ ROUTING_PROMPT = (
 _ANSWER = re.compile(r"<answer>\s*([^<]*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
 
 # reply.respond, given by the caller: the one way a turn's agent (or a collaborator) answers.
-Respond = Callable[..., Awaitable[llm.ReplyDone]]
+Respond = Callable[..., Awaitable[llm.ReplyDone | llm.ReplyPaused]]
 
 
 def relayed_history(collaborator: Collaborator, history: list[llm.HistoryMessage], message: str) -> list[llm.HistoryMessage]:
@@ -68,6 +68,7 @@ async def invoke(
     context = await on_db_thread(_context)(parent, collaborator)
     try:
         answer = await respond(context, transcript, nested, history=history, message=request)
+        assert isinstance(answer, llm.ReplyDone)  # only the turn's own agent pauses for approvals
     finally:
         ledger.calls += nested.calls
     invocation = {

@@ -21,11 +21,13 @@ from typing import Any
 
 from rest_framework import exceptions
 
+from agents.access import agent_access
 from chat.chat_apps.features import concurrent_turns
-from chat.chat_apps.selectors import chat_app_get
+from chat.chat_apps.models import ChatApp
+from chat.chat_apps.selectors import chat_app_get, chat_app_usable_by
 from chat.sessions.models import TurnSource
 from chat.turn import replay
-from chat.turn.admission import Admitted, Caller, Refused, admit_caller, admit_request, counted_early, validate
+from chat.turn.admission import Admitted, Caller, Refused, admit_caller, admit_request, counted_early, user_fields, validate
 from chat.turn.definitions import turn_definitions
 from chat.turn.events import collect
 from chat.turn.run import start
@@ -60,7 +62,7 @@ def door_error(exc: Exception, budget: ratelimit.Budget | None = None) -> DoorEr
     if isinstance(exc, DoorError):
         return exc
     if isinstance(exc, Refused):
-        exc, budget = exc.error, exc.budget
+        budget, exc = exc.budget, exc.error  # budget first: mypy widens exc as soon as it is reassigned
     response = handle(exc)
     headers = {name: value for name, value in response.items() if name.lower() != "content-type"}
     headers.update(budget.headers() if budget is not None else {})
@@ -71,6 +73,19 @@ def door_error(exc: Exception, budget: ratelimit.Budget | None = None) -> DoorEr
 def unknown_chat_app(chat_app_id: str) -> NotFound:
     """What a door answers for a chat app that does not exist, and for one the caller may not use."""
     return NotFound(f"chat app {chat_app_id} not found", code=Code.INVALID_CHAT_APP_ID)
+
+
+def usable_chat_app(chat_app_id: str, user: ChatUser) -> ChatApp:
+    """The chat app, when `user` may use it and its agent's access rules let them in (as a turn's
+    admission decides); otherwise the unknown chat app's 404. For a door's request that names a
+    chat app but runs no turn (an A2A agent card)."""
+    app = ChatApp.objects.select_related("agent").filter(chat_app_id=chat_app_id).first()
+    if app is None or not chat_app_usable_by(app, user):
+        raise unknown_chat_app(chat_app_id)
+    agent = app.agent
+    if not agent_access(access_rules=agent.access_rules, rollout_policy=agent.rollout_policy, user=user_fields(user)).allowed:
+        raise unknown_chat_app(chat_app_id)
+    return app
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connections, transaction
+from django.db import connections, models, transaction
 from django.utils import timezone
 
 from chat.approvals.models import PausedTurn, ToolApproval
@@ -67,6 +67,13 @@ def _user_message(session_id: uuid.UUID, *, user_id: str, message: str, files: l
     return ChatMessage(session_id=session_id, user_id=user_id, source=MessageSource.USER, message=message, files=files, timestamp=now)
 
 
+def _column(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    """A field that holds a column (get_field also answers a relation's other side)."""
+    field = model._meta.get_field(name)
+    assert isinstance(field, models.Field)
+    return field
+
+
 def _earlier_messages(session_id: uuid.UUID, *, user_id: str, history: list[tuple[str, str]], now: datetime) -> list[ChatMessage]:
     """A new session's history as its messages, a microsecond apart before `now` so that they list in order."""
     return [
@@ -85,7 +92,7 @@ def _history(session_id: uuid.UUID, *, before: ChatMessage) -> list[tuple[str, s
     """The session's messages the turn of `before` (its user message, already stored) follows: the
     newest HISTORY_LIMIT, oldest first."""
     connection = connections["default"]
-    field = ChatMessage._meta.get_field
+    field = functools.partial(_column, ChatMessage)
     params = [field("session").get_db_prep_value(session_id, connection), field("message_id").get_db_prep_value(before.pk, connection)]
     with connection.cursor() as cursor:
         cursor.execute(_history_sql(connection.vendor), params)
@@ -130,7 +137,7 @@ def _take_ticket(
     """Take the session's next ticket and, when it is served at once, store the user message: all or
     nothing, in one statement on PostgreSQL (the INSERT a CTE that runs only when served)."""
     connection = connections["default"]
-    field = ChatSession._meta.get_field
+    field = functools.partial(_column, ChatSession)
     claim_sql = _take_ticket_sql(connection.vendor, only_when_idle)
     moment = field("turn_started").get_db_prep_value(user_message.timestamp, connection)
     params = [
@@ -342,7 +349,7 @@ def turn_finish(
         timestamp=now,
     )
     connection = connections["default"]
-    field = ChatSession._meta.get_field
+    field = functools.partial(_column, ChatSession)
     uuid_value, moment = field("session_id").get_db_prep_value, field("last_update").get_db_prep_value
     params = [usage[key] for _, key in SESSION_TOTALS]
     params += [uuid_value(answer.pk, connection), moment(now, connection)]

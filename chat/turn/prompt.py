@@ -17,7 +17,7 @@ from django.conf import settings
 
 from agents.access import agent_access
 from agents.models import AgentDefinition
-from agents.prompts import render_system_prompt
+from agents.prompts import check_template, render_system_prompt
 from agents.selectors import agent_get
 from chat.chat_apps.features import KNOWN_FEATURES, resolve_features
 from chat.chat_apps.models import ChatApp
@@ -76,10 +76,17 @@ class TurnContext:
     collaborators: list[Collaborator] = field(default_factory=list)  # those this user may use
     depth: int = 0  # 0 for the turn's own agent, 1 for a collaborator it calls, ...
     request: dict[str, Any] = field(default_factory=dict)  # the converse body as validated (a paused turn goes on from it)
-    request: dict[str, Any] = field(default_factory=dict)  # the converse body as validated (a paused turn goes on from it)
 
     def on(self, feature: str) -> bool:
         return feature_on(self.features, feature)
+
+
+def warm() -> None:
+    """Load what a process's first turn would otherwise load while someone waits: the prompt
+    compiler's grammar and the site's model providers (docs/decisions.md, "Warm start")."""
+    check_template("{{firstName}}")
+    models = {settings.CHAT_DEFAULT_MODEL, settings.CHAT_VERIFICATION_MODEL, settings.CHAT_SELECTION_MODEL, settings.CHAT_TITLE_MODEL}
+    llm.preload(sorted(models))
 
 
 def feature_on(features: dict[str, Any], name: str) -> bool:

@@ -221,6 +221,7 @@ async def _reply(context: TurnContext, claim: TurnClaim, transcript: Transcript,
     if context.collaboration == SUPERVISOR_ROUTER and context.collaborators:
         routed = await control.interruptible(collaborators.route(context, ledger))
         trace(emit, context, ledger.traces[-1])
+    answer: llm.ReplyDone | llm.ReplyPaused
     if routed is not None:  # the collaborator answers the user itself
         relayed = history if routed.history_relay == "TO_COLLABORATOR" else []
         answer = await control.interruptible(
@@ -236,7 +237,8 @@ async def _reply(context: TurnContext, claim: TurnClaim, transcript: Transcript,
         if isinstance(answer, llm.ReplyPaused):
             await _pause(context, claim, transcript, ledger, started, control, answer, system_prompt, user_message=claim.user_message)
             return
-    text, verifications = answer.text, []
+    verifications: list[dict[str, Any]] = []
+    text = answer.text
     if context.on("verifyResponse"):
         tools = toolset(context, ledger, transcript, history=history)
         text, verifications = await control.interruptible(

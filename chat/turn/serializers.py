@@ -22,7 +22,7 @@ class ConverseRequestSerializer(serializers.Serializer):
     files = serializers.ListField(child=serializers.DictField(), required=False, default=list, max_length=20)
     timezone = StrictCharField(required=False, allow_blank=True, max_length=64)
     invocationMode = serializers.ChoiceField(choices=InvocationMode.values, required=False, allow_null=True)
-    source = serializers.ChoiceField(choices=TurnSource.values)
+    source = serializers.ChoiceField(choices=TurnSource.values)  # type: ignore[assignment]  # the wire name shadows Field.source
 
 
 class ConverseResponseSerializer(serializers.Serializer):

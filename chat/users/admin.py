@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.forms import UserCreationForm
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from chat.users.models import ChatUser
 from chat.users.services import users_deactivate
@@ -32,10 +37,10 @@ class ChatUserAdmin(UserAdmin):
         ("Dates", {"fields": ("create_date", "last_update", "last_login")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("user_id", "password1", "password2")}),)
-    actions = ("deactivate",)
+    actions: tuple[str, ...] = ("deactivate",)  # ErasingChatUserAdmin adds its own
 
     @admin.action(description="Deactivate selected chat users (out at once)")
-    def deactivate(self, request, queryset):  # type: ignore[no-untyped-def]
+    def deactivate(self, request: HttpRequest, queryset: QuerySet[ChatUser]) -> None:
         count = users_deactivate(user_ids=queryset.values_list("pk", flat=True))
         self.message_user(
             request,
@@ -44,7 +49,8 @@ class ChatUserAdmin(UserAdmin):
             messages.SUCCESS,
         )
 
-    def get_form(self, request, obj=None, **kwargs):  # type: ignore[no-untyped-def]
+    # UserAdmin.get_form's own signature (no `change`), which its stubs ignore the same way.
+    def get_form(self, request: HttpRequest, obj: ChatUser | None = None, **kwargs: Any) -> type[forms.ModelForm[ChatUser]]:  # type: ignore[override]
         form = super().get_form(request, obj, **kwargs)
         for name in ("custom_data", "roles", "prefs"):
             if name in form.base_fields:

@@ -130,7 +130,7 @@ class ChatUser(AbstractBaseUser, PermissionsMixin):
 
     USERNAME_FIELD = "user_id"
     EMAIL_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS = []
 
     class Meta:
         verbose_name = "chat user"

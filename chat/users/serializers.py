@@ -73,7 +73,7 @@ def check_json_object(value: Any) -> None:
 class PrefsUpdateSerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
     prefs = serializers.JSONField(validators=[check_json_object])
-    partial = StrictBooleanField(required=False, default=False)
+    partial = StrictBooleanField(required=False, default=False)  # type: ignore[assignment]  # the wire name shadows Serializer.partial
 
 
 class UserSearchSerializer(serializers.Serializer):

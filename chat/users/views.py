@@ -12,7 +12,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.users.authentication import BearerJWTAuthentication, bearer_token
+from chat.users.authentication import BearerJWTAuthentication, bearer_token, signed_in
 from chat.users.selectors import users_search
 from chat.users.serializers import (
     ChatUserLiteSerializer,
@@ -92,7 +92,7 @@ class AuthSessionView(ApiView):
             raise ApiError(
                 "Authorization: Bearer <token> is required to start a browser session", code=Code.AUTHENTICATION_REQUIRED, status_code=401
             )
-        login(request._request, request.user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request._request, signed_in(request), backend="django.contrib.auth.backends.ModelBackend")
         # The cookie lives no longer than the token it came from (docs/api.md, "Authentication").
         expires = decode_token(bearer_token(request.META["HTTP_AUTHORIZATION"]) or "").get("exp")
         if isinstance(expires, int | float) and expires < time.time() + settings.SESSION_COOKIE_AGE:

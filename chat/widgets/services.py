@@ -96,7 +96,7 @@ def store_location(widget: Any) -> tuple[str, str] | None:
     component = widget.get("webComponent")
     if not isinstance(component, dict):
         return None
-    store = component.get("store") if isinstance(component.get("store"), dict) else component
+    store = nested if isinstance(nested := component.get("store"), dict) else component
     bucket, key = store.get("storeBucket"), store.get("storeKey")
     return (bucket, key) if isinstance(bucket, str) and isinstance(key, str) else None
 

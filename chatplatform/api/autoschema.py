@@ -50,7 +50,7 @@ class AutoSchema(SpectacularAutoSchema):
         """drf-spectacular gives a blank-allowed string with a pattern `oneOf: [pattern, blank]`;
         with the NUL pattern alone "" matches both branches, which oneOf refuses: one schema then."""
         super()._insert_field_validators(field, schema)
-        branches = schema.get("oneOf")
+        branches = schema.get("oneOf") or []
         nul_only = bool(branches) and branches[0].get("pattern") == NO_NUL and not {"minLength", "format"} & set(branches[0])
         if nul_only and len(branches) == 2 and branches[1] == _BLANK:
             del schema["oneOf"]

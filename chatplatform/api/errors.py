@@ -53,7 +53,7 @@ class ApiError(exceptions.APIException):
     """An error with an HTTP status, a message for people and a stable code for programs. Given a
     status and no code, the status's own code (a 413 is PAYLOAD_TOO_LARGE wherever it is raised)."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
     code = Code.INVALID_REQUEST
 
     def __init__(self, message: str, *, code: str | None = None, status_code: int | None = None) -> None:

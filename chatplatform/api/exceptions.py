@@ -61,7 +61,7 @@ def _redis_errors() -> tuple[type[Exception], ...]:
 
 # A dependency that is down: 503 with Retry-After, so that clients and operators can tell an
 # outage (which passes) from a fault of the service (docs/faults.md).
-UNAVAILABLE = (OperationalError, InterfaceError, *_redis_errors())
+UNAVAILABLE: tuple[type[Exception], ...] = (OperationalError, InterfaceError, *_redis_errors())
 RETRY_AFTER_UNAVAILABLE = 5
 
 
@@ -104,8 +104,9 @@ def handle(exc: Exception, context: dict[str, Any] | None = None) -> Response:
             message = "insufficient permissions" if exc.detail == exceptions.PermissionDenied.default_detail else str(exc.detail)
         else:
             message = str(exc.detail)
-        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-            headers["Retry-After"] = str(int(exc.wait))
+        # DRF's Throttled sets `wait`; the stubs leave it out.
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:  # type: ignore[attr-defined]
+            headers["Retry-After"] = str(int(exc.wait))  # type: ignore[attr-defined]
         return Response(envelope(message, CODES_BY_STATUS.get(status_code)), status=status_code, headers=headers)
 
     logger.exception("unhandled error in %s", (context or {}).get("view").__class__.__name__ if context else "?")

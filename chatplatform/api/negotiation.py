@@ -14,7 +14,8 @@ from rest_framework.request import Request
 
 
 class SingleRendererNegotiation(DefaultContentNegotiation):
-    def select_renderer(self, request: Request, renderers: list[Any], format_suffix: str | None = None) -> tuple[Any, str]:
+    # DRF hands its list of renderers.
+    def select_renderer(self, request: Request, renderers: list[Any], format_suffix: str | None = None) -> tuple[Any, str]:  # type: ignore[override]
         if len(renderers) == 1:
             return renderers[0], renderers[0].media_type
         return super().select_renderer(request, renderers, format_suffix)

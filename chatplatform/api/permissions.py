@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest
 from rest_framework import permissions
 from rest_framework.request import Request
 
@@ -23,6 +24,12 @@ class IsChatAdmin(permissions.BasePermission):
         if not is_admin(request.user):
             raise PermissionDenied(getattr(view, "admin_denied_message", "insufficient permissions: admin privileges are required"))
         return True
+
+
+def caller_id(request: HttpRequest | Request) -> str:
+    """The signed-in caller's userId: the Django admin and the API's views serve signed-in users only."""
+    assert request.user.is_authenticated
+    return request.user.pk
 
 
 def acting_user_id(request: Request, user_id: Any) -> str:

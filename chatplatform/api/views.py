@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.permissions import AllowAny
@@ -43,7 +43,7 @@ def ok_encoded(body: bytes) -> HttpResponse:
     return HttpResponse(body, content_type="application/json")
 
 
-def client_address(request: Request) -> str:
+def client_address(request: HttpRequest | Request) -> str:
     return request.META.get("REMOTE_ADDR") or "unknown"
 
 
@@ -98,4 +98,4 @@ class UnknownPathView(ApiView):
     def _not_found(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         raise NotFound(f"no endpoint at {request.path}")
 
-    get = post = put = patch = delete = head = options = _not_found
+    get = post = put = patch = delete = head = options = _not_found  # type: ignore[assignment]  # DRF hands it its Request

@@ -49,7 +49,7 @@ def origin_allowed(scope: dict[str, Any]) -> bool:
     request = _SocketRequest(scope)
     if "HTTP_ORIGIN" not in request.META:
         return True
-    return CsrfViewMiddleware(lambda _: None)._origin_verified(request)  # type: ignore[arg-type]
+    return CsrfViewMiddleware(lambda _: None)._origin_verified(request)  # type: ignore[arg-type, attr-defined]  # Django's private check
 
 
 class BrowserOriginValidator:

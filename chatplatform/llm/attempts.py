@@ -36,6 +36,7 @@ async def _watched(sink: Sink, model: str) -> AsyncIterator[None]:
     started = loop.time()
     try:
         async with asyncio.timeout(None) as deadline:
+            handle: asyncio.TimerHandle  # bound below, moved on by check()
 
             def check() -> None:
                 nonlocal handle

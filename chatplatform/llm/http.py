@@ -48,7 +48,7 @@ def proxy_for(url: str) -> str | None:
 
 @functools.lru_cache(maxsize=256)
 def _proxy(scheme: str, host: str, environment: tuple[str | None, ...]) -> str | None:
-    if urllib.request.proxy_bypass_environment(host):
+    if urllib.request.proxy_bypass_environment(host):  # type: ignore[attr-defined]  # undocumented: typeshed lacks it
         return None
     proxies = urllib.request.getproxies_environment()
     return proxies.get(scheme) or proxies.get("all")

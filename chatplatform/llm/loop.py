@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing, suppress
 from typing import Any
 
@@ -129,8 +129,8 @@ async def _call(call: ToolCall, tools: dict[str, ToolSpec]) -> ToolResultEvent:
     arguments = _arguments(call.arguments)
     spec = tools.get(call.name)
     if spec is None:
-        error = f"unknown tool {call.name!r}; the tools are: {', '.join(sorted(tools)) or 'none'}"
-        return ToolResultEvent(call.id, call.name, arguments or {}, None, error, 0.0)
+        unknown = f"unknown tool {call.name!r}; the tools are: {', '.join(sorted(tools)) or 'none'}"
+        return ToolResultEvent(call.id, call.name, arguments or {}, None, unknown, 0.0)
     if arguments is None:
         return ToolResultEvent(call.id, call.name, {}, None, f"invalid arguments for {call.name}: not a JSON object", 0.0)
     result, error, duration = await run_tool(spec, arguments)
@@ -158,7 +158,7 @@ async def _reply(
     round_trips: int = 0,
     decided: dict[str, tuple[bool, str]] | None = None,
     text_so_far: str = "",
-) -> AsyncIterator[ReplyEvent]:
+) -> AsyncGenerator[ReplyEvent, None]:
     """The loop. Given `decided` (call id → (approved, reason)), the conversation ends with the
     model's calls of a paused reply: they run (or are refused) first, then the loop goes on, its
     text after `text_so_far` (the reply's text before the pause)."""
@@ -287,7 +287,7 @@ async def stream_reply(
     ref = parse_or_raise(model)
     messages: list[HistoryMessage | AssistantTurn | ToolOutput] = [*history, HistoryMessage("user", message, tuple(attachments))]
 
-    def reply(text_to: Callable[[str], None]) -> AsyncIterator[ReplyEvent]:
+    def reply(text_to: Callable[[str], None]) -> AsyncGenerator[ReplyEvent, None]:
         return _reply(ref, system_prompt, messages, tools or [], max_round_trips, text_to)
 
     events = reply(on_text) if on_text is not None else _text_as_events(reply)
@@ -302,7 +302,9 @@ async def stream_reply(
             raise ModelError(f"{ref}: {describe(exc)}") from exc
 
 
-async def _text_as_events(reply: Callable[[Callable[[str], None]], AsyncIterator[ReplyEvent]]) -> AsyncIterator[ReplyEvent]:
+async def _text_as_events(
+    reply: Callable[[Callable[[str], None]], AsyncGenerator[ReplyEvent, None]],
+) -> AsyncGenerator[ReplyEvent, None]:
     """The reply's text among its events as TextDelta events, in order, for callers that iterate
     everything rather than take the text through a callback."""
     pending: asyncio.Queue[ReplyEvent | BaseException | None] = asyncio.Queue()

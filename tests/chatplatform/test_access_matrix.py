@@ -138,6 +138,8 @@ ACCESS: dict[str, Access] = {
     "POST v1/responses": Access.DOOR,
     "GET v1/responses/<str:responseId>": Access.DOOR,
     "GET ^v1(?:/.*)?$": Access.DOOR,
+    "POST a2a/<str:chatAppId>": Access.DOOR,
+    "GET a2a/<str:chatAppId>/.well-known/agent-card.json": Access.DOOR,
 }
 
 # A valid body where a route validates the body before it checks who acts ({sessionId}: bob's).

@@ -233,7 +233,8 @@ def _session_terminated(exc: BaseException) -> bool:
 async def _call(
     key: tuple[str, str], url: str, name: str, arguments: dict[str, Any], meta: dict[str, Any], timeout: float
 ) -> types.CallToolResult:
-    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta))
+    # `_meta` is an open TypedDict (PEP 728 extra_items), which mypy does not read yet.
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta))  # type: ignore[arg-type]
     for attempt in range(2):
         session = await _acquire(key, url, timeout)
         assert session.client is not None

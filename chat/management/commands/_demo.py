@@ -64,7 +64,7 @@ TOOLS: list[dict[str, Any]] = [
         "description": "Tells the current date and time in a timezone.",
         "supportedAgentFrameworks": ["hosted"],
         "functionArn": "local:current_time",
-        "functionSchema": [get_function("current_time").function_definition()],
+        "functionSchema": [get_function("current_time").function_definition()],  # type: ignore[union-attr]  # tools.functions registers it
         "executionTimeout": 5,
     },
     {
@@ -86,7 +86,7 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
-KNOWLEDGE_BASE = {
+KNOWLEDGE_BASE: dict[str, Any] = {
     "knowledgeBaseId": "platform-docs",
     "name": "Platform documentation",
     "description": (
