@@ -14,6 +14,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import connection
 
@@ -70,11 +71,11 @@ def _hit(session_id: object, title: str, message_id: object, snippet: str, last_
     )
 
 
-def _in_app(chat_app_id: str | None) -> tuple[str, list[object]]:
+def _in_app(chat_app_id: str | None) -> tuple[str, list[Any]]:
     return (" AND s.chat_app_id = %s", [chat_app_id]) if chat_app_id else ("", [])
 
 
-def _sqlite(user_id: str, words: list[str], limit: int, chat_app_id: str | None) -> tuple[str, list[object]]:
+def _sqlite(user_id: str, words: list[str], limit: int, chat_app_id: str | None) -> tuple[str, list[Any]]:
     # Each word quoted (FTS5's syntax characters are data then); bm25 is lower-is-better, titles weigh double.
     # CROSS JOIN keeps the full-text match the outer loop; the user_id test restates what the tag ensures.
     in_app, app = _in_app(chat_app_id)
@@ -90,7 +91,7 @@ def _sqlite(user_id: str, words: list[str], limit: int, chat_app_id: str | None)
     return sql, [match, user_id, *app, limit]
 
 
-def _postgresql(user_id: str, words: list[str], limit: int, chat_app_id: str | None) -> tuple[str, list[object]]:
+def _postgresql(user_id: str, words: list[str], limit: int, chat_app_id: str | None) -> tuple[str, list[Any]]:
     # Ranked and cut first; ts_headline, the costly part, only for the rows shown. Titles weigh double.
     # ts_rank_cd's flag 32 keeps ranks in [0, 1), so the two kinds compare.
     in_app, app = _in_app(chat_app_id)

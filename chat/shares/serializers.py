@@ -11,7 +11,7 @@ class SharedMessageSerializer(serializers.Serializer):
     """What a share shows of a message: no usage, traces, files or ids of people."""
 
     messageId = serializers.UUIDField(source="message_id")
-    source = serializers.ChoiceField(choices=MessageSource.values)
+    source = serializers.ChoiceField(choices=MessageSource.values)  # type: ignore[assignment]  # the wire name shadows Field.source
     message = serializers.CharField()
     citations = serializers.ListField(child=serializers.DictField(), allow_null=True)
     timestamp = serializers.DateTimeField()
