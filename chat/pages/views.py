@@ -213,7 +213,7 @@ def chat_page(request: HttpRequest, chat_app_id: str, session_id: str | None = N
 @login_required
 def shared_page(request: HttpRequest, share_id: str) -> HttpResponse:
     """`/shared/<shareId>`: a shared conversation, read-only, for anyone signed in (docs/api.md, "Share links").
-    The text is shown as sent, not rendered: the snapshot has no chat app's page to run widgets in."""
+    Its script (static/chat/shared.js) draws the answers' Markdown; widget tags stay inert, with no chat app's widgets."""
     share = SessionShare.objects.select_related("session").filter(pk=share_id).first()
     if share is None:
         raise Http404("no such shared conversation")

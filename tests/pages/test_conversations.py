@@ -14,7 +14,7 @@ from tests.pages.test_sessions import say
 def test_search_pin_and_share_from_the_sidebar(site: Site, person: Person, person_factory):
     site.chat_app("pages-conversations")
     page = person.open("/chat/pages-conversations/")
-    say(page, "Tell me about lighthouses on rocky coasts")
+    say(page, "Tell me about lighthouses on **rocky** coasts")
     first_url = page.url
     page.get_by_role("button", name="New chat").click()
     say(page, "Recipes with pears")
@@ -54,7 +54,8 @@ def test_search_pin_and_share_from_the_sidebar(site: Site, person: Person, perso
     shared = other.page
     shared.goto(url)
     expect(shared.get_by_role("heading", level=1)).to_contain_text("lighthouses")
-    expect(shared.locator('[data-message-role="user"]')).to_have_text("Tell me about lighthouses on rocky coasts")
-    expect(shared.locator('[data-message-role="assistant"]')).to_have_count(1)
+    expect(shared.locator('[data-message-role="user"]')).to_have_text("Tell me about lighthouses on **rocky** coasts")
+    expect(shared.locator("body[data-ready]")).to_be_attached()
+    expect(shared.locator('[data-message-role="assistant"] strong')).to_have_text("rocky")  # its Markdown drawn
     expect(shared.get_by_role("textbox")).to_have_count(0)
     shot(shared, "conversations-shared")
