@@ -13,8 +13,9 @@ from django.db import migrations, models
 # (the table's rowid cannot: VACUUM renumbers a table's rowids when its key is not an integer).
 # NOTE: a later migration that makes SQLite rebuild chat_chatmessage or chat_chatsession drops these
 # triggers with the old table: it must run SQLITE_TRIGGERS again (the search tests fail otherwise).
-# PostgreSQL: a generated tsvector column of the messages with a GIN index (the generated column
-# indexes the existing messages as it is added); titles are few per user and matched as read.
+# PostgreSQL: a generated tsvector column of the messages, with their owner's token, and a GIN index
+# (the generated column indexes the existing messages as it is added); titles are few per user and
+# matched as read.
 _MESSAGE_ROW = (
     "INSERT INTO chat_message_fts(tags, title, body, session_id, message_id) "
     "SELECT 'u' || hex(s.user_id) || '0 m' || new.message_id || '0', '', new.message, new.session_id, new.message_id "
@@ -61,7 +62,10 @@ SQLITE_FTS_REVERSE = [
     "DROP TABLE IF EXISTS chat_message_fts",
 ]
 POSTGRES_FTS = [
-    "ALTER TABLE chat_chatmessage ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('english', message)) STORED",
+    # The owner's token too (`u<md5 of the user id>`, chat.sessions.search), as on SQLite: a query then
+    # takes from the GIN index only the user's matching messages. A message's user is its session's.
+    "ALTER TABLE chat_chatmessage ADD COLUMN search tsvector GENERATED ALWAYS AS "
+    "(to_tsvector('english', message) || to_tsvector('simple', 'u' || md5(user_id))) STORED",
     "CREATE INDEX chat_chatmessage_search ON chat_chatmessage USING gin (search)",
 ]
 POSTGRES_FTS_REVERSE = ["DROP INDEX IF EXISTS chat_chatmessage_search", "ALTER TABLE chat_chatmessage DROP COLUMN IF EXISTS search"]

@@ -4,8 +4,9 @@
 The index is the database's own, created by migration 0014 on each vendor. SQLite: the FTS5 table
 `chat_message_fts`, one row per message and per titled session, kept in step by triggers; its
 `tags` column holds the owner's token (`owner_token`), so a query walks that user's postings only.
-PostgreSQL: a generated `tsvector` column of the messages with a GIN index, the user's few titles
-matched as they are read. The column is not a model field: the model also runs on SQLite.
+PostgreSQL: a generated `tsvector` column of the messages, holding their owner's token too
+(`u<md5 of the user id>`), with a GIN index; the user's few titles matched as they are read. The
+column is not a model field: the model also runs on SQLite.
 """
 
 from __future__ import annotations
@@ -92,16 +93,18 @@ def _sqlite(user_id: str, words: list[str], limit: int, chat_app_id: str | None)
 
 
 def _postgresql(user_id: str, words: list[str], limit: int, chat_app_id: str | None) -> tuple[str, list[Any]]:
+    # The owner's token narrows the GIN scan to the user's messages (migration 0014); the rank reads the
+    # words only, and an empty query (stop words alone) matches nothing, not all the user's messages.
     # Ranked and cut first; ts_headline, the costly part, only for the rows shown. Titles weigh double.
     # ts_rank_cd's flag 32 keeps ranks in [0, 1), so the two kinds compare.
     in_app, app = _in_app(chat_app_id)
     options = f'StartSel="", StopSel="", MaxWords={SNIPPET_WORDS}, MinWords={SNIPPET_WORDS // 3}, ShortWord=2'
     sql = (
-        "WITH q AS (SELECT plainto_tsquery('english', %s) AS query), "
+        "WITH q AS (SELECT plainto_tsquery('english', %s) AS query, to_tsquery('simple', 'u' || md5(%s)) AS owner), "
         "hits AS ("
         "SELECT m.session_id, s.title, m.message_id, m.message AS text, s.last_update, ts_rank_cd(m.search, q.query, 32) AS score "
         "FROM q, chat_chatmessage AS m JOIN chat_chatsession AS s ON s.session_id = m.session_id "
-        f"WHERE s.user_id = %s{in_app} AND m.search @@ q.query "
+        f"WHERE s.user_id = %s{in_app} AND m.search @@ (q.query && q.owner) AND m.search @@ q.query "
         "UNION ALL "
         "SELECT s.session_id, s.title, NULL, s.title, s.last_update, 2 * ts_rank_cd(to_tsvector('english', s.title), q.query, 32) "
         f"FROM q, chat_chatsession AS s WHERE s.user_id = %s{in_app} AND s.title <> '' AND to_tsvector('english', s.title) @@ q.query "
@@ -110,4 +113,4 @@ def _postgresql(user_id: str, words: list[str], limit: int, chat_app_id: str | N
         "CASE WHEN h.message_id IS NULL THEN h.title ELSE ts_headline('english', h.text, q.query, %s) END, h.last_update "
         "FROM hits AS h, q ORDER BY h.score DESC, h.last_update DESC"
     )
-    return sql, [" ".join(words), user_id, *app, user_id, *app, limit, options]
+    return sql, [" ".join(words), user_id, user_id, *app, user_id, *app, limit, options]

@@ -138,6 +138,17 @@ def test_chat_app_id_keeps_the_search_to_one_chat_apps_sessions(user_client, ali
     assert len(_search(user_client, "lighthouse").json()["results"]) == 2
 
 
+def test_a_query_of_common_words_never_returns_messages_without_them(user_client, alice):
+    ChatMessageFactory(message="the museum opens at nine")
+    unrelated = ChatMessageFactory(message="dogs bark")
+
+    # PostgreSQL drops English stop words from a query (nothing left: nothing matches); SQLite keeps them.
+    results = _search(user_client, "the").json()["results"]
+
+    assert str(unrelated.pk) not in {r["messageId"] for r in results}
+    assert len(results) <= 1
+
+
 def test_the_limit_caps_the_results(user_client, alice):
     for index in range(4):
         ChatMessageFactory(message=f"lantern number {index}")
