@@ -17,6 +17,7 @@ from chat.files.models import ChatFile
 from chat.governance.models import UsageCounter, UsagePeriod
 from chat.insights.models import AnalysisStatus, SessionInsight
 from chat.sessions.models import ChatMessage, ChatSession, InvocationMode, MessageSource, SessionStatus, TurnSource
+from chat.shares.models import SessionShare
 from chat.users.models import ChatUser, UserType
 from chat.webhooks.models import DeliveryState, WebhookAttempt, WebhookDelivery, WebhookEvent
 from chat.widgets.models import WidgetData
@@ -43,6 +44,7 @@ __all__ = [
     "MessageSource",
     "PausedTurn",
     "SessionInsight",
+    "SessionShare",
     "SessionStatus",
     "ToolApproval",
     "TurnSource",

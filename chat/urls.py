@@ -15,9 +15,10 @@ from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
 from chat.files.views import FileViewSet
 from chat.governance.views import ConversationViewSet, MyDataViewSet, UserDataAdminViewSet
 from chat.insights.views import InsightsAdminViewSet
-from chat.pages.views import SignInView, chat_page, home, widget_renderer
+from chat.pages.views import SignInView, chat_page, home, shared_page, widget_renderer
 from chat.search.views import SessionSearchViewSet
 from chat.sessions.views import SessionAdminViewSet, SessionViewSet
+from chat.shares.views import SessionShareViewSet, SharedViewSet
 from chat.users.views import AuthSessionView, UserAdminViewSet, UserViewSet
 from chat.widgets.views import WebComponentViewSet, WidgetDataViewSet
 
@@ -30,8 +31,17 @@ chat_urlpatterns = [
     path("chat-apps", ChatAppViewSet.as_view({"get": "list_for_user"}), name="chat-chat-apps"),
     path("converse", ConverseView.as_view(), name="chat-converse"),
     path("sessions", SessionViewSet.as_view({"get": "list"}), name="chat-sessions"),
+    # before sessions/<str:sessionId>, which would take "search" for a session's id
+    path("sessions/search", SessionViewSet.as_view({"get": "search"}), name="chat-sessions-search"),
     path("sessions/<str:sessionId>/messages", SessionViewSet.as_view({"get": "messages"}), name="chat-session-messages"),
     path("sessions/<str:sessionId>/title", SessionViewSet.as_view({"post": "title"}), name="chat-session-title"),
+    path("sessions/<str:sessionId>/pin", SessionViewSet.as_view({"post": "pin", "delete": "unpin"}), name="chat-session-pin"),
+    path(
+        "sessions/<str:sessionId>/share",
+        SessionShareViewSet.as_view({"post": "share", "delete": "revoke"}),
+        name="chat-session-share",
+    ),
+    path("shared/<str:shareId>", SharedViewSet.as_view({"get": "retrieve"}), name="chat-shared"),
     path("sessions/<str:sessionId>/stream", SessionStreamView.as_view(), name="chat-session-stream"),
     path("sessions/<str:sessionId>/stop", SessionStopView.as_view(), name="chat-session-stop"),
     path("sessions/<str:sessionId>/approvals", ApprovalsView.as_view(), name="chat-session-approvals"),
@@ -98,4 +108,5 @@ page_urlpatterns = [
     path("chat/<str:chat_app_id>/", chat_page, name="chat-page"),
     path("chat/<str:chat_app_id>/<str:session_id>", chat_page, name="chat-session-page"),
     path("widgets/renderers/<str:name>", widget_renderer, name="widget-renderer"),
+    path("shared/<str:share_id>", shared_page, name="shared-page"),
 ]

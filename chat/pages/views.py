@@ -27,6 +27,7 @@ from chat.chat_apps.selectors import chat_app_features, chat_app_for_use, chat_a
 from chat.feedback.models import FeedbackType
 from chat.files.content import file_upload_settings
 from chat.sessions.selectors import session_get
+from chat.shares.models import SessionShare
 from chat.users.authentication import signed_in
 from chat.users.models import ChatUser
 from chat.widgets import services as widgets
@@ -207,3 +208,13 @@ def chat_page(request: HttpRequest, chat_app_id: str, session_id: str | None = N
         "user_name": _display_name(user),
     }
     return _render(request, "chat/page.html", context, status=404 if context["session_missing"] else 200)
+
+
+@login_required
+def shared_page(request: HttpRequest, share_id: str) -> HttpResponse:
+    """`/shared/<shareId>`: a shared conversation, read-only, for anyone signed in (docs/api.md, "Share links").
+    Its script (static/chat/shared.js) draws the answers' Markdown; widget tags stay inert, with no chat app's widgets."""
+    share = SessionShare.objects.select_related("session").filter(pk=share_id).first()
+    if share is None:
+        raise Http404("no such shared conversation")
+    return _render(request, "chat/shared.html", {"share": share, "user_name": _display_name(signed_in(request))})

@@ -58,6 +58,8 @@ class ChatSession(models.Model):
     output_cost = models.FloatField(default=0.0)
     total_cost = models.FloatField(default=0.0)
     last_message_id = models.UUIDField("lastMessageId", null=True, blank=True)
+    # When its user pinned it (docs/api.md, "Pins"); null: not pinned. Nullable, so adding it rebuilt no table.
+    pinned_at = models.DateTimeField(null=True, blank=True)
     turn_next = models.PositiveBigIntegerField(default=0, editable=False)
     turn_serving = models.PositiveBigIntegerField(default=0, editable=False)
     turn_started = models.DateTimeField(null=True, blank=True, editable=False)
@@ -72,6 +74,8 @@ class ChatSession(models.Model):
             models.Index(fields=["user", "-create_date"], name="chatsession_user_created"),
             # GET /api/chat/sessions?userId=&chatAppId=
             models.Index(fields=["user", "chat_app_id", "-create_date"], name="chatsession_user_app_created"),
+            # GET /api/chat/sessions: the pinned ones first (a user pins few, so the index stays small)
+            models.Index(fields=["user", "-create_date"], condition=models.Q(pinned_at__isnull=False), name="chatsession_user_pinned"),
             # session search by chatAppId, and the admin's chat app filter
             models.Index(fields=["chat_app_id", "-create_date"], name="chatsession_app_created"),
             # session search without filters / by date only

@@ -46,23 +46,30 @@ SessionRecord = namedtuple("SessionRecord", _LISTED)  # type: ignore[misc]
 
 @functools.cache
 def _sessions_for_user_sql(vendor: str, in_chat_app: bool) -> str:
-    """The list's query, written out once: Django takes longer to compile it than it runs."""
+    """The list's query, written out once: Django takes longer to compile it than it runs. The pinned
+    sessions, then the others, each newest first and each through its own index (docs/api.md, "Pins")."""
     table, column = db.sql_names(ChatSession)
-    columns = ", ".join(
-        column(ChatSession._meta.get_field(name.removesuffix("_id") if name == "user_id" else name).name) for name in _LISTED
-    )
+    names = [ChatSession._meta.get_field(name.removesuffix("_id") if name == "user_id" else name).name for name in _LISTED]
+    columns = ", ".join(column(name) for name in names)
     where = f"{column('user')} = %s" + (f" AND {column('chat_app_id')} = %s" if in_chat_app else "")
-    return f"SELECT {columns} FROM {table} WHERE {where} ORDER BY {column('create_date')} DESC LIMIT %s"
+    created = column("create_date")
+    pinned = f"SELECT 0 AS grp, {columns} FROM {table} WHERE {where} AND {column('pinned_at')} IS NOT NULL ORDER BY {created} DESC LIMIT %s"
+    others = f"SELECT 1 AS grp, {columns} FROM {table} WHERE {where} AND {column('pinned_at')} IS NULL ORDER BY {created} DESC LIMIT %s"
+    both = f"SELECT * FROM ({pinned}) AS p UNION ALL SELECT * FROM ({others}) AS o"
+    listed = ", ".join(f"u.{column(name)}" for name in names)
+    return f"SELECT {listed} FROM ({both}) AS u ORDER BY u.grp, u.{created} DESC LIMIT %s"
 
 
 def _sessions_for_user(user_id: str, chat_app_id: str | None, limit: int) -> list[SessionRecord]:
     sql = _sessions_for_user_sql(connections["default"].vendor, bool(chat_app_id))
-    params = [user_id, *([chat_app_id] if chat_app_id else []), limit]
+    where = [user_id, *([chat_app_id] if chat_app_id else [])]
+    params = [*where, limit, *where, limit, limit]
     return [SessionRecord(*row) for row in db.select(ChatSession, _LISTED, sql, params)]
 
 
 def sessions_for_user(*, user_id: str, chat_app_id: str | None, limit: int) -> list[SessionRecord]:
-    """A user's sessions, newest first (indexes chatsession_user_created / chatsession_user_app_created),
+    """A user's sessions, the pinned first, each group newest first (indexes chatsession_user_pinned,
+    chatsession_user_created / chatsession_user_app_created),
     read on the database threads (GET /api/chat/sessions is a frontend's most frequent read)."""
     return db.call_on_db_thread(_sessions_for_user, user_id, chat_app_id, limit)
 

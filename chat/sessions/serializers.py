@@ -49,6 +49,7 @@ class ChatSessionSerializer(serializers.Serializer):
     outputCost = serializers.FloatField()
     totalCost = serializers.FloatField()
     lastMessageId = serializers.UUIDField(allow_null=True)
+    pinned = serializers.BooleanField()
     createDate = serializers.DateTimeField()
     lastUpdate = serializers.DateTimeField()
 
@@ -70,6 +71,7 @@ class ChatSessionSerializer(serializers.Serializer):
             "outputCost": round(session.output_cost, 10),
             "totalCost": round(session.total_cost, 10),
             "lastMessageId": str(session.last_message_id) if session.last_message_id else None,
+            "pinned": session.pinned_at is not None,
             "createDate": _iso(session.create_date),
             "lastUpdate": _iso(session.last_update),
         }
@@ -134,6 +136,23 @@ class SessionsQuerySerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
     chatAppId = StrictCharField(required=False, allow_blank=True)
     limit = WholeNumberField(required=False, default=20, min_value=1, max_value=100)
+
+
+class SearchQuerySerializer(serializers.Serializer):
+    """GET /api/chat/sessions/search's parameters (docs/api.md, "Searching one's conversations")."""
+
+    userId = StrictCharField(required=False, allow_blank=True)
+    q = StrictCharField(max_length=200, help_text="Words that must all appear in a message or a title.")
+    chatAppId = StrictCharField(required=False, allow_blank=True, help_text="Only this chat app's sessions.")
+    limit = WholeNumberField(required=False, default=20, min_value=1, max_value=50)
+
+
+class SearchResultSerializer(serializers.Serializer):
+    sessionId = serializers.UUIDField(source="session_id")
+    title = serializers.CharField()
+    messageId = serializers.UUIDField(source="message_id", allow_null=True, help_text="null: the title matched")
+    snippet = serializers.CharField()
+    lastUpdate = serializers.DateTimeField(source="last_update")
 
 
 class MessagesQuerySerializer(serializers.Serializer):

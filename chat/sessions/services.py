@@ -37,3 +37,12 @@ def session_set_title(*, session_id: uuid.UUID, title: str, only_if_untitled: bo
     if only_if_untitled:
         sessions = sessions.filter(title="")
     return sessions.update(title=title[:200], last_update=timezone.now()) == 1
+
+
+def session_pin(*, session_id: uuid.UUID, pinned: bool) -> None:
+    """Pin or unpin (docs/api.md, "Pins"); pinning a pinned session keeps its first pin time."""
+    sessions = ChatSession.objects.filter(pk=session_id)
+    if pinned:
+        sessions.filter(pinned_at__isnull=True).update(pinned_at=timezone.now())
+    else:
+        sessions.update(pinned_at=None)

@@ -15,16 +15,20 @@ from chat.chat_apps.features import is_enabled
 from chat.chat_apps.models import ChatApp
 from chat.chat_apps.selectors import chat_app_features
 from chat.sessions.models import ChatSession
+from chat.sessions.search import search_words, sessions_search
 from chat.sessions.selectors import session_get, session_messages, sessions_for_user
 from chat.sessions.serializers import (
     ChatMessageSerializer,
     ChatSessionSerializer,
     MessagesQuerySerializer,
+    SearchQuerySerializer,
+    SearchResultSerializer,
     SessionsQuerySerializer,
     TitleRequestSerializer,
 )
-from chat.sessions.services import session_add_usage, session_set_title
+from chat.sessions.services import session_add_usage, session_pin, session_set_title
 from chat.sessions.titles import generate_title
+from chat.users.serializers import UserIdQuerySerializer
 from chatplatform import llm
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.api.permissions import acting_user_id
@@ -33,6 +37,7 @@ from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, ok
 
 SESSION_ID = OpenApiParameter("sessionId", str, OpenApiParameter.PATH)
 _SessionsResponse = envelope("SessionsResponse", sessions=ChatSessionSerializer(many=True))
+_SessionResponse = envelope("SessionResponse", session=ChatSessionSerializer())
 _MessagesResponse = envelope("MessagesResponse", messages=ChatMessageSerializer(many=True))
 
 
@@ -43,7 +48,7 @@ def own_session(request: Request, session_id: str, user_id: Any) -> ChatSession:
 
 
 class SessionViewSet(ApiViewSet):
-    """`GET /api/chat/sessions`, `.../sessions/{sessionId}/messages`, `.../title`."""
+    """`GET /api/chat/sessions`, `.../sessions/search`, `.../sessions/{sessionId}/messages`, `.../title`, `.../pin`."""
 
     @extend_schema(operation_id="chat_sessions_list", parameters=[SessionsQuerySerializer], responses=_SessionsResponse)
     def list(self, request: Request) -> Response:
@@ -51,6 +56,19 @@ class SessionViewSet(ApiViewSet):
         user_id = acting_user_id(request, query.get("userId"))
         sessions = sessions_for_user(user_id=user_id, chat_app_id=query.get("chatAppId") or None, limit=query["limit"])
         return ok(sessions=ChatSessionSerializer(sessions, many=True).data)
+
+    @extend_schema(
+        operation_id="chat_sessions_search",
+        parameters=[SearchQuerySerializer],
+        responses=envelope("SessionsSearchResponse", results=SearchResultSerializer(many=True)),
+    )
+    def search(self, request: Request) -> Response:
+        # Whose conversations first: another user's userId is a 403 whatever the query holds.
+        user_id = acting_user_id(request, request.query_params.get("userId"))
+        query = checked(SearchQuerySerializer, request.query_params)
+        words, chat_app_id = search_words(query["q"]), query.get("chatAppId") or None
+        hits = sessions_search(user_id=user_id, words=words, limit=query["limit"], chat_app_id=chat_app_id)
+        return ok(results=SearchResultSerializer(hits, many=True).data)
 
     @extend_schema(operation_id="chat_session_messages", parameters=[SESSION_ID, MessagesQuerySerializer], responses=_MessagesResponse)
     def messages(self, request: Request, sessionId: str) -> Response:
@@ -84,6 +102,20 @@ class SessionViewSet(ApiViewSet):
         session_set_title(session_id=session.pk, title=title)
         session.refresh_from_db()
         return ok(title=session.title, session=ChatSessionSerializer(session).data)
+
+    @extend_schema(operation_id="chat_session_pin", parameters=[SESSION_ID], request=UserIdQuerySerializer, responses=_SessionResponse)
+    def pin(self, request: Request, sessionId: str) -> Response:
+        return self._pinned(request, sessionId, checked(UserIdQuerySerializer, request.data), pinned=True)
+
+    @extend_schema(operation_id="chat_session_unpin", parameters=[SESSION_ID, UserIdQuerySerializer], responses=_SessionResponse)
+    def unpin(self, request: Request, sessionId: str) -> Response:
+        return self._pinned(request, sessionId, checked(UserIdQuerySerializer, request.query_params), pinned=False)
+
+    def _pinned(self, request: Request, session_id: str, params: dict[str, Any], *, pinned: bool) -> Response:
+        session = own_session(request, session_id, params.get("userId"))
+        session_pin(session_id=session.pk, pinned=pinned)
+        session.refresh_from_db()
+        return ok(session=ChatSessionSerializer(session).data)
 
 
 class SessionAdminViewSet(AdminApiViewSet):

@@ -78,6 +78,16 @@ export class Api {
   rename(sessionId, title) {
     return this.request("POST", `/sessions/${encodeURIComponent(sessionId)}/title`, { json: { title } });
   }
+  // docs/api.md, "Searching one's conversations", "Pins", "Share links"
+  searchSessions(chatAppId, q) {
+    return this.request("GET", "/sessions/search", { query: { chatAppId, q, limit: 20 } });
+  }
+  pin(sessionId, pinned) {
+    return this.request(pinned ? "POST" : "DELETE", `/sessions/${encodeURIComponent(sessionId)}/pin`, pinned ? { json: {} } : {});
+  }
+  share(sessionId) {
+    return this.request("POST", `/sessions/${encodeURIComponent(sessionId)}/share`, { json: {} });
+  }
   deleteSession(sessionId) {
     return this.request("DELETE", `/sessions/${encodeURIComponent(sessionId)}`);
   }

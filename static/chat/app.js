@@ -1,7 +1,8 @@
 // The chat page (templates/chat/page.html): builds its parts and wires them together. It talks to
 // the platform as any frontend does: the Chat API through chat/api, turns through chat/transport.
 //
-//   chat/sessions       the sidebar: the conversations, renaming, opening one
+//   chat/sessions       the sidebar: the conversations, renaming, pinning, sharing, opening one
+//   chat/search         the search box over the sidebar and its results
 //   chat/conversation   the messages shown, and the address that follows the session
 //   chat/messages       a message and an answer as elements (chat/render draws an answer's text)
 //   chat/composer       the message box, Send, the suggestions
@@ -24,6 +25,7 @@ import { Attachments } from "chat/files";
 import { Messages } from "chat/messages";
 import { Notices } from "chat/notices";
 import { INERT_TAGS } from "chat/render";
+import { SessionSearch } from "chat/search";
 import { Sessions } from "chat/sessions";
 import { Transport } from "chat/transport";
 import { Turns } from "chat/turn";
@@ -64,6 +66,19 @@ const sessions = new Sessions({
   newChat: () => {
     conversation.newChat({ history: "push" });
     composer.focus();
+  },
+});
+new SessionSearch({
+  form: $(".session-search"),
+  results: $(".search-results"),
+  list: $(".session-list"),
+  api,
+  notices,
+  chatAppId,
+  href: (sessionId) => conversation.href(sessionId),
+  open: (sessionId) => {
+    sessions.closeDrawer();
+    if (sessionId !== conversation.sessionId) conversation.open(sessionId, { push: true });
   },
 });
 const conversation = new Conversation({

@@ -109,7 +109,52 @@ export class Sessions {
       text: "Delete",
       onclick: () => this.confirmDelete(session),
     });
-    return el("li", { class: "session", "data-session-id": session.sessionId }, link, rename, remove);
+    const menu = el(
+      "details",
+      { class: "session-menu" },
+      el("summary", { class: "button button-small button-link", "aria-label": `More for “${label(session)}”`, text: "⋯" }),
+      el(
+        "div",
+        { class: "session-menu-items" },
+        el("button", {
+          type: "button",
+          class: "button button-small button-link pin",
+          text: session.pinned ? "Unpin" : "Pin",
+          onclick: () => this.pin(session, !session.pinned),
+        }),
+        el("button", { type: "button", class: "button button-small button-link share", text: "Share", onclick: () => this.share(session) }),
+      ),
+    );
+    const item = el("li", { class: "session", "data-session-id": session.sessionId }, link, menu, rename, remove);
+    if (session.pinned) item.dataset.pinned = "true";
+    return item;
+  }
+
+  // Pinned conversations head the list (docs/api.md, "Pins"): the list is read again in the server's order.
+  async pin(session, pinned) {
+    try {
+      await this.api.pin(session.sessionId, pinned);
+      await this.load();
+      this.notices.say(`${pinned ? "Pinned" : "Unpinned"} “${label(session)}”.`);
+    } catch (error) {
+      this.notices.showError(error);
+    }
+  }
+
+  // A read-only copy of the conversation as it is now, at a link anyone signed in may open (docs/api.md, "Share links").
+  async share(session) {
+    let url;
+    try {
+      url = (await this.api.share(session.sessionId)).url;
+    } catch (error) {
+      this.notices.showError(error);
+      return;
+    }
+    const copied = await navigator.clipboard?.writeText(url).then(
+      () => true,
+      () => false,
+    );
+    this.notices.say(copied ? `Share link copied: ${url}` : `Share link: ${url}`);
   }
 
   // The session's line asks first; Delete removes it for good, Cancel or Escape puts the line back.
@@ -222,5 +267,6 @@ function label(session) {
 function meta(session) {
   const when = new Date(session.createDate || Date.now());
   const date = when.toLocaleDateString(undefined, { month: "short", day: "numeric" });
-  return session.status === "completed" ? `${date} · completed` : date;
+  const state = session.status === "completed" ? `${date} · completed` : date;
+  return session.pinned ? `Pinned · ${state}` : state;
 }

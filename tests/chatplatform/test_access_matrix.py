@@ -50,6 +50,12 @@ ACCESS: dict[str, Access] = {
     "GET api/chat/user/usage": Access.FOR_USER,
     "GET api/chat/chat-apps": Access.FOR_USER,
     "GET api/chat/sessions": Access.FOR_USER,
+    "GET api/chat/sessions/search": Access.FOR_USER,
+    "POST api/chat/sessions/<str:sessionId>/pin": Access.OWNED,
+    "DELETE api/chat/sessions/<str:sessionId>/pin": Access.OWNED,
+    "POST api/chat/sessions/<str:sessionId>/share": Access.OWNED,
+    "DELETE api/chat/sessions/<str:sessionId>/share": Access.OWNED,
+    "GET api/chat/shared/<str:shareId>": Access.SIGNED_IN,
     "POST api/chat/converse": Access.TURN,
     "GET api/chat/sessions/<str:sessionId>/stream": Access.TURN,
     "POST api/chat/sessions/<str:sessionId>/stop": Access.TURN,
@@ -126,6 +132,7 @@ ACCESS: dict[str, Access] = {
     "PUT accounts/login/": Access.PUBLIC,  # Django's form views take PUT as POST
     "GET chat/<str:chat_app_id>/": Access.PAGE,
     "GET chat/<str:chat_app_id>/<str:session_id>": Access.PAGE,
+    "GET shared/<str:share_id>": Access.PAGE,
     "GET widgets/renderers/<str:name>": Access.PUBLIC,  # deployment code, public as static files are
     "POST v1/chat/completions": Access.DOOR,
     "GET v1/models": Access.DOOR,
@@ -191,6 +198,7 @@ def test_every_route_has_a_row_and_every_row_a_route():
 # --- Requests -----------------------------------------------------------------------------------------
 
 _FIXED = {"version": "1", "chatAppId": "absent", "agentId": "absent", "tool_id": "absent", "knowledgeBaseId": "absent"}
+_FIXED |= {"shareId": "absent", "share_id": "absent"}
 _FIXED |= {"userId": "absent", "documentId": "absent", "chat_app_id": "absent", "scope": "demo", "tag": "counter", "name": "demo.absent.js"}
 
 
