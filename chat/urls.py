@@ -4,10 +4,8 @@ from django.urls import path, re_path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
 from chat.config.views import ConfigAdminViewSet
-from chat.doors.a2a import A2AView, AgentCardView
-from chat.doors.agui import AgUiView
 from chat.doors.converse import ConverseView
-from chat.doors.mcp import McpView
+from chat.doors.http import lazy_door
 from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
 from chat.doors.responses import ResponsesView, ResponseView
 from chat.doors.sessions import ApprovalDecisionView, ApprovalsView, SessionStopView, SessionStreamView
@@ -71,10 +69,11 @@ door_urlpatterns = [
     path("v1/responses", ResponsesView.as_view(), name="door-responses"),
     path("v1/responses/<str:responseId>", ResponseView.as_view(), name="door-response"),
     re_path(r"^v1(?:/.*)?$", UnknownPathView.as_view()),
-    path("a2a/<str:chatAppId>", A2AView.as_view(), name="door-a2a"),
-    path("a2a/<str:chatAppId>/.well-known/agent-card.json", AgentCardView.as_view(), name="door-a2a-card"),
-    path("mcp", McpView.as_view(), name="door-mcp"),
-    path("api/ag-ui/<str:chatAppId>", AgUiView.as_view(), name="door-ag-ui"),
+    # the SDK doors, imported at their first request (chat.doors.http.lazy_door)
+    path("a2a/<str:chatAppId>", lazy_door("chat.doors.a2a.A2AView"), name="door-a2a"),
+    path("a2a/<str:chatAppId>/.well-known/agent-card.json", lazy_door("chat.doors.a2a.AgentCardView"), name="door-a2a-card"),
+    path("mcp", lazy_door("chat.doors.mcp.McpView"), name="door-mcp"),
+    path("api/ag-ui/<str:chatAppId>", lazy_door("chat.doors.agui.AgUiView"), name="door-ag-ui"),
 ]
 
 admin_urlpatterns = [

@@ -18,6 +18,7 @@ from django.urls import get_resolver, path  # noqa: E402
 
 from chat import turn  # noqa: E402
 from chat.doors.websocket import ConverseConsumer  # noqa: E402
+from chat.urls import door_urlpatterns  # noqa: E402
 from chat.users.authentication import WebSocketAuthMiddleware  # noqa: E402
 from chatplatform import telemetry  # noqa: E402
 from chatplatform.api.websocket import OriginCheckedWebSocket  # noqa: E402
@@ -36,7 +37,9 @@ application = telemetry.incoming(
 )
 
 # A server process loads what its first requests would, before it serves: the URLconf with every
-# view, the prompt compiler, the model providers (docs/decisions.md, "Warm start").
+# view (the doors' SDKs too), the prompt compiler, the model providers (docs/decisions.md, "Warm start").
+for door in door_urlpatterns:
+    getattr(door.callback, "load", lambda: None)()
 get_resolver().url_patterns  # noqa: B018
 turn.warm()
 

@@ -9,6 +9,8 @@ admission (chat.users.authentication.user_for_cookie), so the view itself is CSR
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -38,6 +40,24 @@ def caller_of(request: HttpRequest) -> turn.Caller:
     if request.COOKIES:
         return turn.CookieCaller(request, address)
     return turn.Caller(address)
+
+
+def lazy_door(dotted: str) -> Callable[..., Any]:
+    """The door view `module.Class`, imported at its first request (or by `load()`): its protocol's
+    SDK takes a while to import, and commands that read the URLconf need none of it
+    (docs/decisions.md, "Settings and start-up"). Exempt from CSRF as DoorView is."""
+    module, _, name = dotted.rpartition(".")
+
+    @functools.cache
+    def load() -> Callable[..., Any]:
+        return getattr(importlib.import_module(module), name).as_view()
+
+    @csrf_exempt
+    async def door(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return await load()(request, *args, **kwargs)
+
+    door.load = load  # type: ignore[attr-defined]
+    return door
 
 
 @method_decorator(csrf_exempt, name="dispatch")

@@ -162,6 +162,8 @@ def _methods(callback: Any) -> list[str]:
     """The HTTP methods a route's view answers: a ViewSet's action map, a class's handlers, GET for a function."""
     if getattr(callback, "actions", None):
         return [method.upper() for method in callback.actions if method.upper() not in _SKIPPED_METHODS]
+    if hasattr(callback, "load"):  # a door imported at its first request (chat.doors.http.lazy_door)
+        callback = callback.load()
     view_class = getattr(callback, "view_class", None)
     if view_class is None:
         return ["GET"]
