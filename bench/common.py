@@ -1,10 +1,13 @@
-"""What the benchmarks share: a throwaway database and running manage.py against it."""
+"""What the benchmarks share: a throwaway database, running manage.py against it, and a platform's
+environment on both with the scripted model server."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,3 +40,31 @@ def throwaway_database(url: str | None, folder: str) -> Iterator[str]:
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def bench_platform(model_args: list[str], **extra: str) -> Iterator[tuple[dict[str, str], str, str]]:
+    """The scripted model server (tests.peers.openai_server with `model_args`) and a throwaway
+    database, migrated and seeded with the demo; yields the environment of platform processes on
+    them (no rate limit in the way, `extra` on top), a chat user's token and an admin's."""
+    model = subprocess.Popen([sys.executable, "-m", "tests.peers.openai_server", *model_args], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert model.stdout is not None
+        model_url = model.stdout.readline().strip()
+        with tempfile.TemporaryDirectory() as tmp, throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url:
+            env = {
+                **os.environ,
+                "DATABASE_URL": database_url,
+                "SECRET_KEY": "bench-secret-key-" + "x" * 40,
+                "OPENAI_BASE_URL": model_url,
+                "OPENAI_API_KEY": "unused",
+                "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
+                "LOG_LEVEL": "WARNING",
+                **extra,
+            }
+            manage(env, "migrate", "--noinput")
+            manage(env, "seed_demo")
+            yield env, manage(env, "issue_token", "bench-user").strip(), manage(env, "issue_token", "bench-admin", "--admin").strip()
+    finally:
+        model.terminate()
+        model.wait(timeout=10)

@@ -23,9 +23,7 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +33,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import bench_platform  # noqa: E402
 from bench.converse import BODY, Sample, measure, through_sse  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
@@ -150,42 +148,18 @@ def main() -> None:
         raise SystemExit("set REDIS_URL (and DATABASE_URL for PostgreSQL): two processes share the events through Redis")
 
     # Long answers (200 tokens at 20 ms), so that resumers and stops meet running turns.
-    model = subprocess.Popen(
-        [sys.executable, "-m", "tests.peers.openai_server", "--tokens", "200", "--first-token-delay", "0.3", "--token-delay", "0.02"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        model_url = model.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as tmp, throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url:
-            env = {
-                **os.environ,
-                "DATABASE_URL": database_url,
-                "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-                "OPENAI_BASE_URL": model_url,
-                "OPENAI_API_KEY": "unused",
-                "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-                "LOG_LEVEL": "WARNING",
-            }
-            manage(env, "migrate", "--noinput")
-            manage(env, "seed_demo")
-            token = manage(env, "issue_token", "bench-user").strip()
-            admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
-            backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
-            print(f"durable turns: two processes, {backend}, Redis; model: 300 ms to first token, 200 tokens at 20 ms")
-            with (
-                asgi_server(env) as first,
-                asgi_server(env) as second,
-                asgi_server({**env, "CHAT_STREAM_REPLAY_SECONDS": "0"}) as kept_off,
-            ):
-                agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
-                headers = {"Authorization": f"Bearer {admin}"}
-                httpx.post(f"{first.url}/api/chat-admin/agent", json={"agent": agent}, headers=headers).raise_for_status()
-                asyncio.run(run(first.url, second.url, kept_off.url, token, args))
-    finally:
-        model.terminate()
-        model.wait(timeout=10)
+    with bench_platform(["--tokens", "200", "--first-token-delay", "0.3", "--token-delay", "0.02"]) as (env, token, admin):
+        backend = "PostgreSQL" if env["DATABASE_URL"].startswith("postg") else "SQLite"
+        print(f"durable turns: two processes, {backend}, Redis; model: 300 ms to first token, 200 tokens at 20 ms")
+        with (
+            asgi_server(env) as first,
+            asgi_server(env) as second,
+            asgi_server({**env, "CHAT_STREAM_REPLAY_SECONDS": "0"}) as kept_off,
+        ):
+            agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
+            headers = {"Authorization": f"Bearer {admin}"}
+            httpx.post(f"{first.url}/api/chat-admin/agent", json={"agent": agent}, headers=headers).raise_for_status()
+            asyncio.run(run(first.url, second.url, kept_off.url, token, args))
 
 
 if __name__ == "__main__":

@@ -23,12 +23,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from datetime import datetime
@@ -41,7 +39,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import bench_platform, manage  # noqa: E402
 from bench.converse import through_sse  # noqa: E402
 from tests.peers.webhook_receiver import Answer, WebhookReceiver  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
@@ -335,42 +333,20 @@ def main() -> None:
     args = parser.parse_args()
     parts = set(args.only.split(","))
 
-    model = subprocess.Popen(
-        [sys.executable, "-m", "tests.peers.openai_server", "--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        model_url = model.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as tmp, throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url:
-            env = {
-                **os.environ,
-                "DATABASE_URL": database_url,
-                "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-                "OPENAI_BASE_URL": model_url,
-                "OPENAI_API_KEY": "unused",
-                "CHAT_TITLE_MODEL": "offline",
-                "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-                "LOG_LEVEL": "WARNING",
-            }
-            manage(env, "migrate", "--noinput")
-            manage(env, "seed_demo")
-            token = manage(env, "issue_token", "bench-user").strip()
-            admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
-            backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
-            tasks = "RQ on Redis" if env.get("REDIS_URL") else "the database"
-            cache = "Redis" if env.get("REDIS_URL") else "local memory"
-            print(f"events: {backend}, {cache} cache, tasks on {tasks}; model: 300 ms to first token, 50 tokens at 20 ms")
-            if "1" in parts:
-                bench_turns(env, token, admin, args)
-            if "3" in parts:
-                bench_deliveries(env, args)
-            if "4" in parts:
-                bench_session_list(env, args)
-            if "5" in parts:
-                bench_search(env, admin, args)
-    finally:
-        model.terminate()
-        model.wait(timeout=10)
+    model = ["--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"]
+    with bench_platform(model, CHAT_TITLE_MODEL="offline") as (env, token, admin):
+        backend = "PostgreSQL" if env["DATABASE_URL"].startswith("postg") else "SQLite"
+        tasks = "RQ on Redis" if env.get("REDIS_URL") else "the database"
+        cache = "Redis" if env.get("REDIS_URL") else "local memory"
+        print(f"events: {backend}, {cache} cache, tasks on {tasks}; model: 300 ms to first token, 50 tokens at 20 ms")
+        if "1" in parts:
+            bench_turns(env, token, admin, args)
+        if "3" in parts:
+            bench_deliveries(env, args)
+        if "4" in parts:
+            bench_session_list(env, args)
+        if "5" in parts:
+            bench_search(env, admin, args)
 
 
 if __name__ == "__main__":

@@ -18,12 +18,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -36,7 +33,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import bench_platform  # noqa: E402
 from bench.converse import BODY, through_sse  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
@@ -148,48 +145,24 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=10)
     parser.add_argument("--turns", type=int, default=40)
     args = parser.parse_args()
-    model = subprocess.Popen(
-        [sys.executable, "-m", "tests.peers.openai_server", "--tokens", "20", "--first-token-delay", "0.05", "--token-delay", "0.005"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        model_url = model.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as tmp, throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url:
-            env = {
-                **os.environ,
-                "DATABASE_URL": database_url,
-                "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-                "OPENAI_BASE_URL": model_url,
-                "OPENAI_API_KEY": "unused",
-                "CHAT_TITLE_MODEL": "offline",
-                "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-                "LOG_LEVEL": "WARNING",
-            }
-            manage(env, "migrate", "--noinput")
-            manage(env, "seed_demo")
-            token = manage(env, "issue_token", "bench-user").strip()
-            admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
-            os.environ.update(env)  # this process writes and deletes the sessions, as the worker would
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatplatform.settings")
-            import django
+    model = ["--tokens", "20", "--first-token-delay", "0.05", "--token-delay", "0.005"]
+    with bench_platform(model, CHAT_TITLE_MODEL="offline") as (env, token, admin):
+        os.environ.update(env)  # this process writes and deletes the sessions, as the worker would
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatplatform.settings")
+        import django
 
-            django.setup()
-            backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
-            print(f"retention and usage limits: one process, {backend}; model: 50 ms to first token, 20 tokens at 5 ms")
-            with asgi_server(env) as server:
-                headers = {"Authorization": f"Bearer {admin}"}
-                agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
-                httpx.post(f"{server.url}/api/chat-admin/agent", json={"agent": agent}, headers=headers).raise_for_status()
-                limited = {"chatAppId": "limited", "title": "Limited", "agentId": "demo-assistant", "features": LIMITED}
-                httpx.post(f"{server.url}/api/chat-admin/chat-app", json={"chatApp": limited}, headers=headers).raise_for_status()
-                asyncio.run(turns(server.url, token, 5))  # warm-up
-                limits_run(server.url, token, args)
-                retention_run(server.url, token, args)
-    finally:
-        model.terminate()
-        model.wait(timeout=10)
+        django.setup()
+        backend = "PostgreSQL" if env["DATABASE_URL"].startswith("postg") else "SQLite"
+        print(f"retention and usage limits: one process, {backend}; model: 50 ms to first token, 20 tokens at 5 ms")
+        with asgi_server(env) as server:
+            headers = {"Authorization": f"Bearer {admin}"}
+            agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
+            httpx.post(f"{server.url}/api/chat-admin/agent", json={"agent": agent}, headers=headers).raise_for_status()
+            limited = {"chatAppId": "limited", "title": "Limited", "agentId": "demo-assistant", "features": LIMITED}
+            httpx.post(f"{server.url}/api/chat-admin/chat-app", json={"chatApp": limited}, headers=headers).raise_for_status()
+            asyncio.run(turns(server.url, token, 5))  # warm-up
+            limits_run(server.url, token, args)
+            retention_run(server.url, token, args)
 
 
 if __name__ == "__main__":
