@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db import connections
 
-from chat.sessions.models import ChatMessage, ChatSession
+from chat.sessions.models import ChatMessage, ChatSession, MessageSource
 from chatplatform import db
 from chatplatform.api.errors import Code, InvalidRequest, NotFound
 
@@ -150,6 +150,12 @@ def _branch_texts_sql(vendor: str, limit: int) -> str:
         f"JOIN path ON m.{key} = path.parent WHERE path.depth < {int(limit)}) "
         f"SELECT source, body, depth FROM path ORDER BY depth"
     )
+
+
+def session_answer(*, session_id: uuid.UUID, message_id: uuid.UUID, user_id: str) -> ChatMessage | None:
+    """An assistant message of the user's session, or None (another user's alike)."""
+    answers = ChatMessage.objects.filter(pk=message_id, session_id=session_id, session__user_id=user_id, source=MessageSource.ASSISTANT)
+    return answers.first()
 
 
 def latest_message_id(*, session_id: uuid.UUID) -> uuid.UUID | None:

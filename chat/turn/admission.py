@@ -32,10 +32,11 @@ from chat.approvals.services import approvals_supersede, decisions
 from chat.chat_apps.features import concurrent_turns
 from chat.chat_apps.selectors import chat_app_get, chat_app_usable_by
 from chat.governance.usage import limits_for, usage_check
-from chat.sessions.selectors import session_uuid
+from chat.sessions.models import ChatSession
+from chat.sessions.selectors import session_answer, session_uuid
 from chat.turn import replay
 from chat.turn.definitions import turn_definitions
-from chat.turn.lock import TurnClaim, turn_claim, turn_claim_continuation
+from chat.turn.lock import CURRENT_BRANCH, Follows, TurnClaim, turn_claim, turn_claim_continuation
 from chat.turn.prompt import TurnContext, build_context
 from chat.turn.serializers import ConverseRequestSerializer
 from chat.users.authentication import socket_user, user_for_cookie, user_for_token
@@ -47,7 +48,7 @@ from chatplatform.api import admission as api_admission
 from chatplatform.api import bodies, ratelimit
 from chatplatform.api.admission import Admission
 from chatplatform.api.authentication import verified_subject
-from chatplatform.api.errors import ApiError, Code, PermissionDenied
+from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound, PermissionDenied
 from chatplatform.api.permissions import is_admin
 from chatplatform.db import on_db_thread
 
@@ -178,12 +179,18 @@ def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelim
 
 
 def admit_request(
-    admission: Admission, request: dict[str, Any], history: list[tuple[str, str]] | None = None, new_session_id: uuid.UUID | None = None
+    admission: Admission,
+    request: dict[str, Any],
+    history: list[tuple[str, str]] | None = None,
+    new_session_id: uuid.UUID | None = None,
+    question: Any = None,
 ) -> Admitted:
     """A validated converse request of an admitted caller, checked and given its ticket. `history`
     ((source, text), oldest first) is stored before the message of a new session (the doors' history),
-    `new_session_id` is that session's id when the door's client chose it."""
+    `new_session_id` is that session's id when the door's client chose it. `question`: the stored
+    question a regenerating turn answers again (docs/api.md, "Regenerating an answer")."""
     context = _context(request, admission.user)
+    follows = Follows(question=question) if question is not None else _follows(request, context)
     # A new message denies the approvals its session waits for: those turns go on first, refused.
     going_on = _superseded(context.session_id) if context.session_id is not None else []
     claim = turn_claim(
@@ -199,8 +206,27 @@ def admit_request(
         only_when_idle=concurrent_turns(context.features) == "reject",
         history=history or [],
         new_session_id=new_session_id,
+        follows=follows,
     )
     return Admitted(admission.budget, context, claim, going_on)
+
+
+def _follows(request: dict[str, Any], context: TurnContext) -> Follows:
+    """Where the new message goes on the session's tree: `parentMessageId`, an assistant message of
+    the session, or null for a new start; without it, the current branch (docs/api.md, "Branches")."""
+    if "parentMessageId" not in request:
+        return CURRENT_BRANCH
+    parent_id = request["parentMessageId"]
+    if parent_id is None:
+        return Follows(parent_id=None, current=False)
+    if context.session_id is None:
+        raise InvalidRequest("names a message of a session: give that session's sessionId too", field="parentMessageId")
+    if session_answer(session_id=context.session_id, message_id=parent_id, user_id=context.user.pk) is None:
+        mine = ChatSession.objects.filter(pk=context.session_id, user_id=context.user.pk, chat_app_id=context.chat_app_id)
+        if not mine.exists():
+            raise NotFound(f"session {context.session_id} not found", code=Code.INVALID_SESSION_ID)
+        raise InvalidRequest(f"{parent_id} is not an assistant message of session {context.session_id}", field="parentMessageId")
+    return Follows(parent_id=parent_id, current=False)
 
 
 def _superseded(session_id: uuid.UUID) -> list[GoingOn]:

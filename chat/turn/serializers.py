@@ -23,6 +23,14 @@ class ConverseRequestSerializer(serializers.Serializer):
     timezone = StrictCharField(required=False, allow_blank=True, max_length=64)
     invocationMode = serializers.ChoiceField(choices=InvocationMode.values, required=False, allow_null=True)
     source = serializers.ChoiceField(choices=TurnSource.values)  # type: ignore[assignment]  # the wire name shadows Field.source
+    parentMessageId = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text=(
+            "An assistant message of the session the new message follows (null: a new start); without it the "
+            'turn continues the current branch (docs/api.md, "Branches").'
+        ),
+    )
 
 
 class ConverseResponseSerializer(serializers.Serializer):
