@@ -33,6 +33,15 @@ class ConverseRequestSerializer(serializers.Serializer):
     )
 
 
+class RegenerateRequestSerializer(serializers.Serializer):
+    """`POST …/messages/{messageId}/regenerate`: the question, session, chat app and agent are the
+    stored ones; the rest as converse's (docs/api.md, "Regenerating an answer")."""
+
+    userId = StrictCharField(required=False, allow_blank=True)
+    features = serializers.JSONField(required=False, default=dict, validators=[check_features])
+    timezone = StrictCharField(required=False, allow_blank=True, max_length=64)
+
+
 class ConverseResponseSerializer(serializers.Serializer):
     success = serializers.BooleanField()
     response = serializers.CharField()

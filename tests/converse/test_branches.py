@@ -6,14 +6,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from channels.testing import WebsocketCommunicator
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from chat.sessions.models import ChatMessage
+from chat.sessions.models import ChatMessage, ChatSession
 from chat.turn import wait_for_running_turns
-from tests.conftest import assert_error
-from tests.converse.helpers import body, converse
+from chatplatform.asgi import application
+from tests.conftest import assert_error, bearer_token
+from tests.converse.helpers import body, converse, parse_sse, read_stream
 from tests.peers import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -132,3 +134,77 @@ async def test_a_parent_that_is_not_an_answer_of_the_session_is_refused_naming_t
 
     bob = async_client_for("bob")
     assert_error(await converse(bob, message="Mine?", sessionId=session_id, parentMessageId=answer_one), 404, "INVALID_SESSION_ID")
+
+
+def _regenerate_path(session_id, message_id):
+    return f"/api/chat/sessions/{session_id}/messages/{message_id}/regenerate"
+
+
+async def _regenerate(client, openai_server, session_id, message_id, answer, **headers):
+    openai_server.script([Reply(text=answer)])
+    response = await client.post(_regenerate_path(session_id, message_id), {}, content_type="application/json", headers=headers)
+    return response
+
+
+async def test_regenerating_twice_makes_three_sibling_answers_to_the_same_question(app, async_client_for, openai_server):
+    client = async_client_for("alice")
+    session_id, _, answer_two, _ = await _three_turns(client, openai_server)
+    before = await ChatSession.objects.aget(pk=session_id)
+
+    response = await _regenerate(client, openai_server, session_id, answer_two, "Answer two, take two.")
+    await wait_for_running_turns()
+    again = response.json()
+    assert response.status_code == 200 and set(again) == {"success", "response", "sessionId", "messageId", "usage"}
+    assert again["response"] == "Answer two, take two." and again["sessionId"] == session_id
+    assert _seen(openai_server) == [("user", "Question one?"), ("assistant", "Answer one."), ("user", "Question two?")]
+
+    response = await _regenerate(client, openai_server, session_id, answer_two, "Answer two, take three.", Accept="text/event-stream")
+    events = parse_sse(await read_stream(response))
+    await wait_for_running_turns()
+    names = [name for name, _ in events]
+    assert names[0] == "session" and names[-1] == "done"
+    third = dict(events)["done"]["messageId"]
+
+    question = (await ChatMessage.objects.aget(pk=answer_two)).parent_id
+    assert dict(events)["session"]["userMessageId"] == str(question)
+    siblings = [str(pk) async for pk in ChatMessage.objects.filter(parent_id=question).order_by("timestamp").values_list("pk", flat=True)]
+    assert siblings == [answer_two, again["messageId"], third]
+    assert await ChatMessage.objects.filter(session_id=session_id, source="user").acount() == 3  # no question stored again
+    after = await ChatSession.objects.aget(pk=session_id)
+    assert after.total_tokens > before.total_tokens and str(after.last_message_id) == third  # usage counted as a turn's
+
+
+async def test_regenerate_on_the_websocket_answers_with_the_turns_frames(app, async_client_for, openai_server):
+    client = async_client_for("alice")
+    session_id, _, answer_two, _ = await _three_turns(client, openai_server)
+    communicator = WebsocketCommunicator(application, f"/ws/chat/converse?token={bearer_token('alice')}")
+    assert (await communicator.connect())[0]
+    openai_server.script([Reply(text="Over the socket.")])
+
+    await communicator.send_json_to({"action": "regenerate", "sessionId": session_id, "messageId": answer_two})
+    frames = []
+    while not frames or frames[-1]["type"] not in ("done", "error"):
+        frames.append(await communicator.receive_json_from(timeout=5))
+    await communicator.disconnect()
+    await wait_for_running_turns()
+
+    assert frames[0]["type"] == "session" and frames[-1]["type"] == "done" and frames[-1]["response"] == "Over the socket."
+    answer = await ChatMessage.objects.aget(pk=frames[-1]["messageId"])
+    assert answer.parent_id == (await ChatMessage.objects.aget(pk=answer_two)).parent_id
+
+
+async def test_regenerate_is_not_found_for_another_users_session_or_a_message_that_is_no_answer(app, async_client_for, openai_server):
+    client = async_client_for("alice")
+    session_id, answer_one, _, _ = await _three_turns(client, openai_server)
+    question_one = (await ChatMessage.objects.aget(pk=answer_one)).parent_id
+    count = await ChatMessage.objects.acount()
+    bob = async_client_for("bob")
+
+    assert_error(await _regenerate(bob, openai_server, session_id, answer_one, "Not yours."), 404, "INVALID_SESSION_ID")
+    assert_error(await _regenerate(client, openai_server, session_id, question_one, "A question."), 404, "NOT_FOUND")
+    assert_error(await _regenerate(client, openai_server, session_id, "not-a-uuid", "Nothing."), 404, "NOT_FOUND")
+    bobs = await _ask(bob, openai_server, "Bob's question?", "Bob's answer.")
+    assert_error(await _regenerate(client, openai_server, session_id, bobs["messageId"], "Not mine."), 404, "NOT_FOUND")
+    assert_error(await _regenerate(client, openai_server, bobs["sessionId"], bobs["messageId"], "Not mine."), 404, "INVALID_SESSION_ID")
+    await wait_for_running_turns()
+    assert await ChatMessage.objects.acount() == count + 2  # only Bob's own turn
