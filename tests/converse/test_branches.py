@@ -105,6 +105,47 @@ async def test_editing_the_second_question_gives_the_model_only_the_path_to_it(a
     assert _seen(openai_server)[2:] == [("user", "Question two, edited?"), ("assistant", "Answer two, again."), ("user", "And then?")]
 
 
+async def test_the_messages_list_shows_the_edited_branch_with_both_versions_as_siblings(app, async_client_for, openai_server):
+    client = async_client_for("alice")
+    session_id, answer_one, answer_two, answer_three = await _three_turns(client, openai_server)
+    original = await client.request("GET", f"/api/chat/sessions/{session_id}/messages")
+    question_two = original.json()["messages"][2]["messageId"]
+
+    edited = await _ask(
+        client, openai_server, "Question two, edited?", "Answer two, again.", sessionId=session_id, parentMessageId=answer_one
+    )
+
+    listed = (await client.request("GET", f"/api/chat/sessions/{session_id}/messages")).json()
+    messages = listed["messages"]
+    assert [m["message"] for m in messages] == ["Question one?", "Answer one.", "Question two, edited?", "Answer two, again."]
+    assert listed["leafMessageId"] == edited["messageId"]
+    assert [m["parentMessageId"] for m in messages] == [None, *(m["messageId"] for m in messages[:-1])]
+    assert messages[2]["siblingIds"] == [question_two, messages[2]["messageId"]]  # oldest first
+    assert [len(m["siblingIds"]) for m in messages] == [1, 1, 2, 1]
+
+    # The older branch, by its last message: as it was, its question with the same two siblings.
+    older = (await client.request("GET", f"/api/chat/sessions/{session_id}/messages?leafMessageId={answer_three}")).json()
+    assert [m["message"] for m in older["messages"]] == [
+        "Question one?", "Answer one.", "Question two?", "Answer two.", "Question three?", "Answer three.",
+    ]  # fmt: skip
+    assert older["leafMessageId"] == answer_three and older["messages"][2]["siblingIds"] == messages[2]["siblingIds"]
+    limited = (await client.request("GET", f"/api/chat/sessions/{session_id}/messages?leafMessageId={answer_two}&limit=2")).json()
+    assert [m["messageId"] for m in limited["messages"]] == [question_two, answer_two]
+
+
+async def test_the_messages_list_refuses_a_leaf_of_another_session_and_another_users_session(app, async_client_for, openai_server):
+    client = async_client_for("alice")
+    session_id, answer_one, _, _ = await _three_turns(client, openai_server)
+    other = await _ask(client, openai_server, "Elsewhere?", "Elsewhere.")
+
+    for leaf in (other["messageId"], "not-a-uuid"):
+        response = await client.request("GET", f"/api/chat/sessions/{session_id}/messages?leafMessageId={leaf}")
+        assert_error(response, 400, "INVALID_REQUEST", mentions="leafMessageId")
+    bob = async_client_for("bob")
+    response = await bob.request("GET", f"/api/chat/sessions/{session_id}/messages?leafMessageId={answer_one}")
+    assert_error(response, 404, "INVALID_SESSION_ID")
+
+
 async def test_a_null_parent_starts_the_session_again(app, async_client_for, openai_server):
     client = async_client_for("alice")
     session_id, *_ = await _three_turns(client, openai_server)
