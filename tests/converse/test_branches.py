@@ -9,13 +9,16 @@ import pytest
 from channels.testing import WebsocketCommunicator
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.test import Client
 from django.utils import timezone
 
 from chat.sessions.models import ChatMessage, ChatSession
 from chat.turn import wait_for_running_turns
+from chat.users.models import ChatUser
 from chatplatform.asgi import application
 from tests.conftest import assert_error, bearer_token
 from tests.converse.helpers import body, converse, parse_sse, read_stream
+from tests.factories import ChatMessageFactory, ChatSessionFactory
 from tests.peers import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -249,3 +252,20 @@ async def test_regenerate_is_not_found_for_another_users_session_or_a_message_th
     assert_error(await _regenerate(client, openai_server, bobs["sessionId"], bobs["messageId"], "Not mine."), 404, "INVALID_SESSION_ID")
     await wait_for_running_turns()
     assert await ChatMessage.objects.acount() == count + 2  # only Bob's own turn
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_django_admin_shows_which_message_each_one_follows():
+    staff = ChatUser.objects.create_superuser("operator")
+    ChatUser.objects.create_user("alice")
+    question = ChatMessageFactory(session=ChatSessionFactory(), message="A question.")
+    first = ChatMessageFactory(session=question.session, source="assistant", message="First answer.")
+    second = ChatMessageFactory(session=question.session, source="assistant", message="Second answer.", parent=question)
+    client = Client()
+    client.force_login(staff)
+
+    html = client.get(f"/admin/chat/chatsession/{question.session_id}/change/").content.decode()
+
+    assert "follows" in html and "– (start)" in html
+    assert html.count(f">{str(question.pk)[:8]}<") == 3  # its own id, and followed by both answers
+    assert first.parent_id == second.parent_id == question.pk
