@@ -16,6 +16,7 @@ from chat.sessions.models import ChatMessage, ChatSession
 from chat.turn import wait_for_running_turns
 from chat.users.models import ChatUser
 from chatplatform.asgi import application
+from tests.asgi_client import AsgiClient
 from tests.conftest import assert_error, bearer_token
 from tests.converse.helpers import body, converse, parse_sse, read_stream
 from tests.factories import ChatMessageFactory, ChatSessionFactory
@@ -245,6 +246,7 @@ async def test_regenerate_is_not_found_for_another_users_session_or_a_message_th
     bob = async_client_for("bob")
 
     assert_error(await _regenerate(bob, openai_server, session_id, answer_one, "Not yours."), 404, "INVALID_SESSION_ID")
+    assert_error(await _regenerate(AsgiClient(), openai_server, session_id, answer_one, "Nobody's."), 401)
     assert_error(await _regenerate(client, openai_server, session_id, question_one, "A question."), 404, "NOT_FOUND")
     assert_error(await _regenerate(client, openai_server, session_id, "not-a-uuid", "Nothing."), 404, "NOT_FOUND")
     bobs = await _ask(bob, openai_server, "Bob's question?", "Bob's answer.")
