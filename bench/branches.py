@@ -134,8 +134,12 @@ async def ttft(url: str, token: str, sessions: dict[str, str], turns: int) -> No
 
     async with aiohttp.ClientSession() as client:
         for index in range(turns + 5):
-            plain, _ = await turn(client, {**BODY, "sessionId": sessions["withoutParent"]})
+            # Each goes first every other time: a turn's work after its `done` overlaps the next one.
+            if index % 2:
+                plain, _ = await turn(client, {**BODY, "sessionId": sessions["withoutParent"]})
             named, parent = await turn(client, {**BODY, "sessionId": sessions["withParent"], "parentMessageId": parent})
+            if not index % 2:
+                plain, _ = await turn(client, {**BODY, "sessionId": sessions["withoutParent"]})
             if index >= 5:  # the first turns warm up
                 times["without parentMessageId"].append(plain)
                 times["with parentMessageId"].append(named)
