@@ -133,14 +133,15 @@ class ConverseConsumer(AsyncWebsocketConsumer):
     async def _answer(self, body: str | bytes) -> None:
         try:
             action = _action(body)
+            events: turn.Reader | None
             if action is not None and action.get("action") == "regenerate":
                 events = turn.start(await self._regenerate(action)).reader()
             elif action is not None:
                 events = await self._resume(action)
-                if events is None:
-                    return
             else:
                 events = turn.start(await turn.admit(self.caller, body)).reader()
+            if events is None:
+                return
         except turn.Refused as refused:
             await self._refused(refused.error)
             return
