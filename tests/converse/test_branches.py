@@ -271,3 +271,23 @@ def test_the_django_admin_shows_which_message_each_one_follows():
     assert "follows" in html and "– (start)" in html
     assert html.count(f">{str(question.pk)[:8]}<") == 3  # its own id, and followed by both answers
     assert first.parent_id == second.parent_id == question.pk
+
+
+async def test_an_older_previous_response_id_forks_the_session_at_that_response(app, async_client_for, openai_server):
+    client = async_client_for("alice")
+
+    async def respond(text, answer, previous=None):
+        openai_server.script([Reply(text=answer)])
+        request = {"model": "support", "input": text, **({"previous_response_id": previous} if previous else {})}
+        response = await client.post("/v1/responses", request, content_type="application/json")
+        await wait_for_running_turns()
+        assert response.status_code == 200, response.json()
+        return response.json()["id"]
+
+    first = await respond("My car is blue.", "Blue, noted.")
+    await respond("It is old too.", "Old, noted.", first)
+    forked = await respond("What colour is it?", "Blue.", first)
+
+    assert _seen(openai_server) == [("user", "My car is blue."), ("assistant", "Blue, noted."), ("user", "What colour is it?")]
+    question = await ChatMessage.objects.aget(pk=(await ChatMessage.objects.aget(pk=forked)).parent_id)
+    assert str(question.parent_id) == first
