@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -19,8 +20,9 @@ from chatplatform.asgi import application
 from tests.asgi_client import AsgiClient
 from tests.conftest import assert_error, bearer_token
 from tests.converse.helpers import body, converse, parse_sse, read_stream
+from tests.converse.test_collaborators import RESEARCHER_PROMPT, _requests_of, _team, by_agent
 from tests.factories import ChatMessageFactory, ChatSessionFactory
-from tests.peers import Reply
+from tests.peers import Reply, ToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -291,3 +293,23 @@ async def test_an_older_previous_response_id_forks_the_session_at_that_response(
     assert _seen(openai_server) == [("user", "My car is blue."), ("assistant", "Blue, noted."), ("user", "What colour is it?")]
     question = await ChatMessage.objects.aget(pk=(await ChatMessage.objects.aget(pk=forked)).parent_id)
     assert str(question.parent_id) == first
+
+
+async def test_a_collaborator_relayed_the_history_gets_the_branch_only(app, async_client_for, openai_server):
+    await sync_to_async(_team)(researcher_relay="TO_COLLABORATOR")
+    client = async_client_for("alice")
+    first = await _ask(client, openai_server, "My dock is seven.", "Noted: your dock is seven.")
+    await _ask(client, openai_server, "No, it is nine.", "Noted: nine.", sessionId=first["sessionId"])
+    openai_server.script(
+        by_agent(
+            supervisor=[Reply(tool_calls=[ToolCall("researcher", {"request": "Which dock?"})]), Reply(text="Dock seven.")],
+            researcher=Reply(text="Seven."),
+        )
+    )
+
+    # The second question edited: the correction is on another branch now.
+    await _converse(client, message="Which dock is mine?", sessionId=first["sessionId"], parentMessageId=first["messageId"])
+
+    (nested,) = _requests_of(openai_server, RESEARCHER_PROMPT)
+    contents = [message["content"] for message in nested["messages"][1:]]
+    assert contents == ["My dock is seven.", "Noted: your dock is seven.", "Which dock is mine?", "Which dock?"]
