@@ -158,6 +158,27 @@ def session_answer(*, session_id: uuid.UUID, message_id: uuid.UUID, user_id: str
     return answers.first()
 
 
+def is_session_answer(*, session_id: uuid.UUID, message_id: uuid.UUID) -> bool:
+    """Whether `message_id` is an assistant message of the session: a primary-key read written out
+    once, as the turn's other statements (a converse body's parentMessageId is checked with it)."""
+    connection = connections["default"]
+    key = ChatMessage._meta.pk
+    assert key is not None
+    params = [key.get_db_prep_value(message_id, connection), key.get_db_prep_value(session_id, connection)]
+    with connection.cursor() as cursor:
+        cursor.execute(_is_session_answer_sql(connection.vendor), params)
+        return cursor.fetchone() is not None
+
+
+@functools.cache
+def _is_session_answer_sql(vendor: str) -> str:
+    table, column = db.sql_names(ChatMessage)
+    return (
+        f"SELECT 1 FROM {table} WHERE {column('message_id')} = %s AND {column('session')} = %s "
+        f"AND {column('source')} = '{MessageSource.ASSISTANT.value}'"
+    )
+
+
 def latest_message_id(*, session_id: uuid.UUID) -> uuid.UUID | None:
     """The session's most recently created message: the leaf of its current branch."""
     return (

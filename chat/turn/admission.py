@@ -33,7 +33,7 @@ from chat.chat_apps.features import concurrent_turns
 from chat.chat_apps.selectors import chat_app_get, chat_app_usable_by
 from chat.governance.usage import limits_for, usage_check
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource
-from chat.sessions.selectors import session_answer, session_get, session_uuid
+from chat.sessions.selectors import is_session_answer, session_answer, session_get, session_uuid
 from chat.turn import replay
 from chat.turn.definitions import turn_definitions
 from chat.turn.lock import CURRENT_BRANCH, Follows, TurnClaim, turn_claim, turn_claim_continuation
@@ -273,7 +273,8 @@ def _follows(request: dict[str, Any], context: TurnContext) -> Follows:
         return Follows(parent_id=None, current=False)
     if context.session_id is None:
         raise InvalidRequest("names a message of a session: give that session's sessionId too", field="parentMessageId")
-    if session_answer(session_id=context.session_id, message_id=parent_id, user_id=context.user.pk) is None:
+    # Whose session it is, the ticket checks (404); a parent outside the session is refused here.
+    if not is_session_answer(session_id=context.session_id, message_id=parent_id):
         mine = ChatSession.objects.filter(pk=context.session_id, user_id=context.user.pk, chat_app_id=context.chat_app_id)
         if not mine.exists():
             raise NotFound(f"session {context.session_id} not found", code=Code.INVALID_SESSION_ID)
