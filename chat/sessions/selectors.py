@@ -177,10 +177,3 @@ def _is_session_answer_sql(vendor: str) -> str:
         f"SELECT 1 FROM {table} WHERE {column('message_id')} = %s AND {column('session')} = %s "
         f"AND {column('source')} = '{MessageSource.ASSISTANT.value}'"
     )
-
-
-def latest_message_id(*, session_id: uuid.UUID) -> uuid.UUID | None:
-    """The session's most recently created message: the leaf of its current branch."""
-    return (
-        ChatMessage.objects.filter(session_id=session_id).order_by("-timestamp", "-message_id").values_list("message_id", flat=True).first()
-    )
