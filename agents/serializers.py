@@ -14,11 +14,12 @@ from typing import Any
 
 from rest_framework import serializers
 
-from agents.models import AgentDefinition, AgentVersion, TestType
+from agents.models import AgentDefinition, TestType
 from agents.prompts import TemplateError, check_template
 from agents.selectors import collaborator_chain_problem
 from chatplatform.api.fields import StrictBooleanField, StrictCharField, check_access_rules, error_at
 from chatplatform.api.schema import documented
+from chatplatform.api.shapes import OutputSerializer
 from chatplatform.model_names import MODEL_NAME_PATTERN, model_name_error
 from knowledge import selectors as knowledge_selectors
 from tools.models import LifecycleStatus, ToolDefinition
@@ -303,7 +304,7 @@ def validate_agent(data: Any, *, existing: AgentDefinition | None) -> dict[str, 
     return dict(serializer.validated_data)
 
 
-class AgentSerializer(serializers.ModelSerializer):
+class AgentSerializer(OutputSerializer):
     """AgentDefinition as the API shows it (docs/api.md, "Agents"). Absent optional fields are null."""
 
     agentId = serializers.CharField(source="agent_id")
@@ -313,58 +314,30 @@ class AgentSerializer(serializers.ModelSerializer):
     verificationFoundationModel = serializers.CharField(source="verification_foundation_model", allow_null=True)
     accessRules = serializers.JSONField(source="access_rules", allow_null=True)
     rolloutPolicy = serializers.JSONField(source="rollout_policy", allow_null=True)
+    collaborators = serializers.JSONField(allow_null=True)
     agentCollaboration = serializers.JSONField(source="agent_collaboration", allow_null=True)
     knowledgeBases = serializers.JSONField(source="knowledge_bases", allow_null=True)
+    custom = serializers.JSONField(allow_null=True)
     runtimeAdapter = serializers.CharField(source="runtime_adapter", allow_null=True)
     dontCacheThis = serializers.BooleanField(source="dont_cache_this")
     testType = serializers.CharField(source="test_type", allow_null=True)
+    version = serializers.IntegerField()
     createdBy = serializers.CharField(source="created_by")
     lastModifiedBy = serializers.CharField(source="last_modified_by")
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
 
-    class Meta:
-        model = AgentDefinition
-        fields = [
-            "agentId",
-            "basePrompt",
-            "toolIds",
-            "foundationModel",
-            "verificationFoundationModel",
-            "accessRules",
-            "rolloutPolicy",
-            "collaborators",
-            "agentCollaboration",
-            "knowledgeBases",
-            "custom",
-            "runtimeAdapter",
-            "dontCacheThis",
-            "testType",
-            "version",
-            "createdBy",
-            "lastModifiedBy",
-            "createdAt",
-            "updatedAt",
-        ]
-        read_only_fields = fields
 
+class AgentVersionSerializer(OutputSerializer):
+    """One entry of an agent's version history."""
 
-class AgentVersionSerializer(serializers.ModelSerializer):
+    version = serializers.IntegerField()
     modifiedBy = serializers.CharField(source="modified_by")
     modifiedAt = serializers.DateTimeField(source="modified_at")
-
-    class Meta:
-        model = AgentVersion
-        fields = ["version", "modifiedBy", "modifiedAt"]
-        read_only_fields = fields
 
 
 class AgentVersionDetailSerializer(AgentVersionSerializer):
     agent = serializers.JSONField(source="definition")
-
-    class Meta(AgentVersionSerializer.Meta):
-        fields = [*AgentVersionSerializer.Meta.fields, "agent"]
-        read_only_fields = fields
 
 
 # --- request bodies --------------------------------------------------------------------------

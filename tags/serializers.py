@@ -17,6 +17,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chatplatform.api.fields import StrictBooleanField
+from chatplatform.api.shapes import OutputSerializer
 from tags.models import TagDefinition, TagStatus, UsageMode
 from tags.validation import (
     NAME_PATTERN,
@@ -90,7 +91,7 @@ def _choice_message(what: str, choices: list[str]) -> dict[str, Any]:
     return {"invalid_choice": f'"{{input}}" is not a valid {what}: must be one of {", ".join(choices)}'}
 
 
-class TagDefinitionSerializer(serializers.Serializer):
+class TagDefinitionSerializer(OutputSerializer):
     """A TagDefinition in (validated; the older form completed) and out (stamps included)."""
 
     scope = NameField()
@@ -116,9 +117,8 @@ class TagDefinitionSerializer(serializers.Serializer):
     lastUpdate = serializers.DateTimeField(source="last_update", read_only=True)
 
     # Absent rather than null in responses when unset (they are optional).
-    _OMIT_WHEN_NULL = ("llmInstructionsMd", "llmInstructions", "groupId")
-    OPTIONAL_IN_RESPONSES = _OMIT_WHEN_NULL  # for the OpenAPI schema (chatplatform.api.schema)
-    _INSTRUCTION_FIELDS = ("llmInstructionsMd", "llmInstructions")
+    OMIT_WHEN_NULL = ("llmInstructionsMd", "llmInstructions", "groupId")
+    OMIT_UNLESS_CONTEXT = {"llmInstructionsMd": "include_instructions", "llmInstructions": "include_instructions"}
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, Mapping) and "status" not in data and "enabled" in data:
@@ -135,16 +135,6 @@ class TagDefinitionSerializer(serializers.Serializer):
                 {"llmInstructionsMd": ["is required when canBeGeneratedByLlm is true (or give llmInstructions)"]}
             )
         return attrs
-
-    def to_representation(self, instance: Any) -> dict[str, Any]:
-        data = super().to_representation(instance)
-        if not self.context.get("include_instructions", True):
-            for name in self._INSTRUCTION_FIELDS:
-                data.pop(name, None)
-        for name in self._OMIT_WHEN_NULL:
-            if name in data and data[name] is None:
-                del data[name]
-        return data
 
 
 def complete_older_form(data: Mapping[str, Any]) -> dict[str, Any]:

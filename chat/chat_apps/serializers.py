@@ -14,6 +14,7 @@ from chat.chat_apps.models import ApplyRulesAs, ChatApp, ChatAppMode
 from chat.users.models import UserType
 from chatplatform.api.fields import StrictBooleanField
 from chatplatform.api.schema import documented
+from chatplatform.api.shapes import OutputSerializer
 
 # --- chat apps (docs/api.md, "Chat apps") -----------------------------------------------------
 
@@ -127,41 +128,24 @@ def validate_chat_app(data: Any, *, existing: ChatApp | None) -> dict[str, Any]:
     return dict(serializer.validated_data)
 
 
-class ChatAppSerializer(serializers.ModelSerializer):
+class ChatAppSerializer(OutputSerializer):
     """ChatApp as docs/api.md "Chat apps" lists its fields."""
 
     chatAppId = serializers.CharField(source="chat_app_id")
+    title = serializers.CharField()
+    description = serializers.CharField()
     agentId = serializers.CharField(source="agent_id")
+    enabled = serializers.BooleanField()
     userTypes = serializers.JSONField(source="user_types")
     userRoles = serializers.JSONField(source="user_roles")
     applyRulesAs = serializers.CharField(source="apply_rules_as")
     modesSupported = serializers.JSONField(source="modes_supported")
+    features = serializers.JSONField()
     dontCacheThis = serializers.BooleanField(source="dont_cache_this")
     testType = serializers.CharField(source="test_type", allow_null=True)
     retentionDays = serializers.IntegerField(source="retention_days", allow_null=True)
     createDate = serializers.DateTimeField(source="create_date")
     lastUpdate = serializers.DateTimeField(source="last_update")
-
-    class Meta:
-        model = ChatApp
-        fields = [
-            "chatAppId",
-            "title",
-            "description",
-            "agentId",
-            "enabled",
-            "userTypes",
-            "userRoles",
-            "applyRulesAs",
-            "modesSupported",
-            "features",
-            "dontCacheThis",
-            "testType",
-            "retentionDays",
-            "createDate",
-            "lastUpdate",
-        ]
-        read_only_fields = fields
 
 
 class ChatAppUpsertRequestSerializer(serializers.Serializer):
