@@ -20,6 +20,7 @@ from chatplatform.api.fields import StrictBooleanField
 from chatplatform.api.shapes import OutputSerializer
 from tags.models import TagDefinition, TagStatus, UsageMode
 from tags.validation import (
+    BUILT_IN_TYPES,
     NAME_PATTERN,
     NAME_RULE,
     clean_instruction_items,
@@ -42,8 +43,13 @@ class NameField(serializers.RegexField):
         "type": "object",
         "description": "Widget: `type` built-in | custom-compiled-in | web-component | pass-through, plus "
         "`builtInType` (built-in) or `webComponent` (web-component).",
-        "properties": {"type": {"type": "string", "enum": ["built-in", "custom-compiled-in", "web-component", "pass-through"]}},
+        "properties": {
+            "type": {"type": "string", "enum": ["built-in", "custom-compiled-in", "web-component", "pass-through"]},
+            "builtInType": {"type": "string", "enum": list(BUILT_IN_TYPES)},
+            "webComponent": {"type": "object", "description": "store, storeBucket and storeKey, or url; and the element's tag name."},
+        },
         "required": ["type"],
+        "additionalProperties": True,  # other keys are kept as sent (docs/widgets.md)
     }
 )
 class WidgetField(serializers.Field):
