@@ -179,7 +179,7 @@ class KnowledgeBaseSerializer(OutputSerializer):
     knowledgeBaseId = serializers.CharField(source="knowledge_base_id")
     name = serializers.CharField()
     description = serializers.CharField()
-    source = serializers.ChoiceField(choices=Source.choices)
+    source = serializers.ChoiceField(choices=Source.choices)  # type: ignore[assignment]  # DRF's metaclass moves declared fields off the class
     externalId = serializers.CharField(source="external_id", allow_null=True)
     retrieval = serializers.SerializerMethodField()
     accessRules = serializers.JSONField(source="access_rules", allow_null=True)

@@ -4,7 +4,6 @@ user and an operator may send."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 
 from django.core.validators import RegexValidator
@@ -26,7 +25,7 @@ from chatplatform.api.shapes import OutputSerializer, iso
 class _StampField(StrictCharField):
     """A time the service stamps: any string is taken on writes (and ignored), ISO 8601 on reads."""
 
-    def to_representation(self, value: datetime) -> str:
+    def to_representation(self, value: Any) -> str:
         return iso(value)
 
 
