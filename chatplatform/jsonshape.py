@@ -15,8 +15,9 @@ Plain Python with no Django imports: the leaf apps and chatplatform use it alike
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
@@ -49,6 +50,11 @@ class ShapeError(ValueError):
         self.path = join_path(parts)
         self.message = message
         super().__init__(f"{self.path}: {message}" if self.path else message)
+
+
+def is_number(value: Any) -> TypeGuard[int | float]:
+    """A JSON number as the platform's rules mean it: an int or a finite float, never a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def join_path(parts: Iterable[str | int]) -> str:

@@ -113,6 +113,7 @@ ACCESS_RULES_SCHEMA: dict[str, Any] = {
     },
     "x-messages": {"type": "must be a list of access rules"},
 }
+ACCESS_RULES_SHAPE = Shape(ACCESS_RULES_SCHEMA)
 _access_rules_shape = shaped(ACCESS_RULES_SCHEMA)
 
 
