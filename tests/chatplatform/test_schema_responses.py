@@ -165,6 +165,13 @@ def test_every_admin_answer_has_the_keys_its_schema_documents(schema, admin_clie
             },
         ),
         (admin_client, "get", "/api/chat-admin/config", "/api/chat-admin/config", None),
+        (
+            admin_client,
+            "post",
+            "/api/chat-admin/knowledge-base/{knowledgeBaseId}/query",
+            "/api/chat-admin/knowledge-base/handbook/query",
+            {"query": "refunds"},
+        ),
     ]
     problems = check_answers(schema, calls)
     assert not problems, "\n".join(problems)
@@ -173,6 +180,9 @@ def test_every_admin_answer_has_the_keys_its_schema_documents(schema, admin_clie
 def test_every_chat_answer_has_the_keys_its_schema_documents(schema, client_for, records):
     alice = client_for("alice")
     session = records["session"]
+    share = alice.post(f"/api/chat/sessions/{session}/share", {}, format="json")
+    assert share.status_code == 200, share.content
+    share_id = share.json()["shareId"]
     calls = [
         (alice, "get", "/api/chat/user", "/api/chat/user", None),
         (alice, "post", "/api/chat/user/prefs", "/api/chat/user/prefs", {"prefs": {"theme": "dark"}}),
@@ -188,6 +198,10 @@ def test_every_chat_answer_has_the_keys_its_schema_documents(schema, client_for,
         (alice, "get", "/api/chat/sessions/{sessionId}/feedback", f"/api/chat/sessions/{session}/feedback", None),
         (alice, "get", "/api/chat/sessions/search", "/api/chat/sessions/search?q=Hello", None),
         (alice, "post", "/api/chat/tagdef/search", "/api/chat/tagdef/search", {}),
+        (alice, "post", "/api/chat/widget-data/{scope}/{tag}", "/api/chat/widget-data/demo/counter", {"data": {"count": 3}}),
+        (alice, "get", "/api/chat/widget-data/{scope}/{tag}", "/api/chat/widget-data/demo/counter", None),
+        (alice, "post", "/api/chat/sessions/{sessionId}/share", f"/api/chat/sessions/{session}/share", {}),
+        (alice, "get", "/api/chat/shared/{shareId}", f"/api/chat/shared/{share_id}", None),
     ]
     problems = check_answers(schema, calls)
     assert not problems, "\n".join(problems)
