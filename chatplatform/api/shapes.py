@@ -12,7 +12,7 @@ What a shape leaves out is declared beside the fields:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -65,6 +65,9 @@ class OutputSerializer(serializers.Serializer):
         cls.OPTIONAL_IN_RESPONSES = tuple(dict.fromkeys(optional))
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
+        if isinstance(instance, Mapping):
+            # Validated data (`.data` after is_valid without an instance) is keyed, not attributed: DRF's way.
+            return dict(super().to_representation(instance))
         render = type(self).__dict__.get("_render")
         if render is None:
             render = _compile(type(self))
