@@ -22,10 +22,19 @@ from typing import Any, TypeGuard
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
-# JSON Schema's integer takes 1.0 and its number takes neither bool; the platform's rules say a
-# whole number is an int (not a bool, not a float).
-_TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
-    "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)
+
+def is_number(value: Any) -> TypeGuard[int | float]:
+    """A JSON number as the platform's rules mean it: an int or a finite float, never a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# JSON Schema's integer takes 1.0 and its number takes NaN and infinities (Python's json reads
+# them); the platform's rules say a whole number is an int and a number is finite, neither a bool.
+_TYPES = Draft202012Validator.TYPE_CHECKER.redefine_many(
+    {
+        "integer": lambda checker, value: isinstance(value, int) and not isinstance(value, bool),
+        "number": lambda checker, value: is_number(value),
+    }
 )
 _Validator = validators.extend(Draft202012Validator, type_checker=_TYPES)
 
@@ -50,11 +59,6 @@ class ShapeError(ValueError):
         self.path = join_path(parts)
         self.message = message
         super().__init__(f"{self.path}: {message}" if self.path else message)
-
-
-def is_number(value: Any) -> TypeGuard[int | float]:
-    """A JSON number as the platform's rules mean it: an int or a finite float, never a bool."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def join_path(parts: Iterable[str | int]) -> str:

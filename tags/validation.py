@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from chatplatform.api.fields import error_at
-from chatplatform.jsonshape import is_number
+from chatplatform.jsonshape import Shape, ShapeError, is_number
 from tags.models import WidgetType
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -224,47 +224,65 @@ def clean_rendering_contexts(value: Any) -> dict[str, dict[str, Any]]:
         if not isinstance(enabled, bool):
             raise error_at((name, "enabled"), "is required: true or false")
         options = {key: item for key, item in config.items() if key != "enabled" and item is not None}
-        allowed = _CONTEXT_OPTIONS.get(name)
-        if allowed is not None:
-            _check_options(name, options, allowed)
+        if name in _CONTEXT_OPTIONS:
+            _check_options(name, options)
         cleaned[name] = {"enabled": enabled, **options}
     return cleaned
 
 
-def _check_options(context: str, options: dict[str, Any], allowed: dict[str, str]) -> None:
-    for key, item in options.items():
-        kind = allowed.get(key)
-        path = (context, key)
-        if kind is None:
-            raise error_at(path, f"unknown {context} option: the allowed ones are enabled, {_listing(tuple(allowed))}")
-        if kind == _BOOLEAN and not isinstance(item, bool):
-            raise error_at(path, "must be true or false")
-        if kind == _NUMBER and not is_number(item):
-            raise error_at(path, "must be a number")
-        if kind == _NON_NEGATIVE and not (is_number(item) and item >= 0):
-            raise error_at(path, "must be a number of at least 0")
-        if kind == _SIZING:
-            _check_sizing(item, path)
+def _css_length_pattern() -> str:
+    """CSS lengths and calc()/min()/max()/clamp(), spaces around allowed: one pattern for the schema."""
+    bodies = [regex.pattern.removeprefix("^").removesuffix("$") for regex in (_CSS_LENGTH, _CSS_FUNCTION)]
+    return rf"^\s*(?:{'|'.join(bodies)})\s*$"
 
 
-def _check_sizing(sizing: Any, path: tuple[str, ...]) -> None:
-    """Hero sizing: CSS length strings for widths and the fixed height, pixel numbers for the height bounds."""
-    if not isinstance(sizing, dict):
-        raise error_at(path, "must be an object (width, height, minWidth, maxWidth, minHeight, maxHeight)")
-    for key, item in sizing.items():
-        if item is None:
-            continue
-        if key in _SIZING_LENGTHS:
-            if not isinstance(item, str) or not (_CSS_LENGTH.fullmatch(item.strip()) or _CSS_FUNCTION.fullmatch(item.strip())):
-                raise error_at((*path, key), "must be a CSS length string such as '320px', '50%' or '20rem'")
-        elif key in _SIZING_PIXELS:
-            if not (is_number(item) and item >= 0):
-                raise error_at((*path, key), "must be a number of pixels of at least 0")
-        else:
-            raise error_at((*path, key), f"unknown sizing option: the allowed ones are {_listing(_SIZING_LENGTHS + _SIZING_PIXELS)}")
-    low, high = sizing.get("minHeight"), sizing.get("maxHeight")
-    if is_number(low) and is_number(high) and low > high:
-        raise error_at((*path, "minHeight"), "must not be greater than maxHeight")
+_PIXELS_RULE = "must be a number of pixels of at least 0"
+_LENGTH_RULE = "must be a CSS length string such as '320px', '50%' or '20rem'"
+_LENGTH: dict[str, Any] = {
+    "type": "string",
+    "nullable": True,
+    "pattern": _css_length_pattern(),
+    "x-messages": {"type": _LENGTH_RULE, "pattern": _LENGTH_RULE},
+}
+_PIXELS: dict[str, Any] = {"type": "number", "nullable": True, "minimum": 0, "x-messages": {"type": _PIXELS_RULE, "minimum": _PIXELS_RULE}}
+_SIZING_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {**{key: _LENGTH for key in _SIZING_LENGTHS}, **{key: _PIXELS for key in _SIZING_PIXELS}},
+    "additionalProperties": False,
+    "x-messages": {
+        "type": "must be an object (width, height, minWidth, maxWidth, minHeight, maxHeight)",
+        "additionalProperties": f"unknown sizing option: the allowed ones are {_listing(_SIZING_LENGTHS + _SIZING_PIXELS)}",
+    },
+}
+_OPTION_SCHEMAS: dict[str, dict[str, Any]] = {
+    _BOOLEAN: {"type": "boolean", "x-messages": {"type": "must be true or false"}},
+    _NUMBER: {"type": "number"},
+    _NON_NEGATIVE: {"type": "number", "minimum": 0},
+    _SIZING: _SIZING_SCHEMA,
+}
+# The options of each context that has a fixed set (docs/widgets.md), as schemas (chatplatform.jsonshape).
+CONTEXT_OPTIONS_SCHEMAS: dict[str, dict[str, Any]] = {
+    context: {
+        "type": "object",
+        "properties": {key: _OPTION_SCHEMAS[kind] for key, kind in options.items()},
+        "additionalProperties": False,
+        "x-messages": {"additionalProperties": f"unknown {context} option: the allowed ones are enabled, {_listing(tuple(options))}"},
+    }
+    for context, options in _CONTEXT_OPTIONS.items()
+}
+_CONTEXT_OPTIONS_SHAPES = {context: Shape(schema) for context, schema in CONTEXT_OPTIONS_SCHEMAS.items()}
+
+
+def _check_options(context: str, options: dict[str, Any]) -> None:
+    try:
+        _CONTEXT_OPTIONS_SHAPES[context].check(options)
+    except ShapeError as fault:
+        raise error_at((context, *fault.parts), fault.message) from None
+    sizing = options.get("sizing")
+    if isinstance(sizing, dict):
+        low, high = sizing.get("minHeight"), sizing.get("maxHeight")
+        if is_number(low) and is_number(high) and low > high:
+            raise error_at((context, "sizing", "minHeight"), "must not be greater than maxHeight")
 
 
 def clean_instruction_items(value: Any) -> list[dict[str, Any]]:
