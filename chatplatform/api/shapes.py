@@ -22,7 +22,9 @@ from rest_framework import serializers
 
 def iso(value: datetime) -> str:
     """A stored time on the wire: ISO 8601 in UTC with `Z`, microseconds kept (tokens rely on them)."""
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if value.tzinfo is not UTC:  # what the database gives back is UTC already
+        value = value.astimezone(UTC)
+    return value.isoformat().replace("+00:00", "Z")
 
 
 def _items(value: Any) -> Iterable[Any]:
@@ -75,41 +77,58 @@ class OutputSerializer(serializers.Serializer):
 
 
 def _compile(cls: type[OutputSerializer]) -> Renderer:
-    """The class's renderer: one function that reads each source attribute and builds the dict."""
+    """The class's renderer: one function that reads each source attribute and builds the dict, as a
+    dict literal for the keys that are always there and a statement for each key that may be left out."""
     fields = cls().fields
     namespace: dict[str, Any] = {"_iso": iso, "_items": _items}
-    lines = ["def _render(self, obj):", "    out = {}"]
+    body: list[str] = []
+    run: list[tuple[str, str]] = []  # (key, expression) not yet written
+    started = False
     uses_context = False
+
+    def flush() -> None:
+        nonlocal started
+        literal = "{" + ", ".join(f"{key!r}: {expression}" for key, expression in run) + "}"
+        if not started:
+            body.append(f"    out = {literal}")
+        elif len(run) == 1:
+            body.append(f"    out[{run[0][0]!r}] = {run[0][1]}")
+        elif run:
+            body.append(f"    out.update({literal})")
+        started = True
+        run.clear()
+
     for index, (name, field) in enumerate(fields.items()):
         if field.write_only:
             continue
-        value = f"v{index}"
         if isinstance(field, serializers.SerializerMethodField):
-            lines.append(f"    {value} = self.{field.method_name}(obj)")
+            read = f"self.{field.method_name}(obj)"
         else:
             source = field.source or name
             if source == "*":
                 raise TypeError(f"{cls.__name__}.{name}: source='*' is not supported by OutputSerializer")
-            lines.append(f"    {value} = obj.{source}")
+            read = f"obj.{source}"
         convert = _converter(cls, name, field, namespace, index)
-        if convert:
-            lines.append(f"    if {value} is not None:")
-            lines.append(f"        {value} = {convert.format(value)}")
+        value = f"v{index}"
+        expression = f"({convert.format(value)} if ({value} := {read}) is not None else None)" if convert else read
         if name in cls.BLANK_AS_NULL:
-            lines.append(f"    {value} = {value} or None")
+            expression = f"({expression} or None)"
+        if name not in cls.OMIT_UNLESS_CONTEXT and name not in cls.OMIT_WHEN_NULL:
+            run.append((name, expression))
+            continue
+        flush()
         indent = "    "
         if name in cls.OMIT_UNLESS_CONTEXT:
             uses_context = True
-            lines.append(f"    if context.get({cls.OMIT_UNLESS_CONTEXT[name]!r}, True):")
+            body.append(f"    if context.get({cls.OMIT_UNLESS_CONTEXT[name]!r}, True):")
             indent = "        "
         if name in cls.OMIT_WHEN_NULL:
-            lines.append(f"{indent}if {value} is not None:")
-            lines.append(f"{indent}    out[{name!r}] = {value}")
+            body.append(f"{indent}if (w{index} := {expression}) is not None:")
+            body.append(f"{indent}    out[{name!r}] = w{index}")
         else:
-            lines.append(f"{indent}out[{name!r}] = {value}")
-    if uses_context:
-        lines.insert(1, "    context = self.context")
-    lines.append("    return out")
+            body.append(f"{indent}out[{name!r}] = {expression}")
+    flush()
+    lines = ["def _render(self, obj):", *(["    context = self.context"] if uses_context else []), *body, "    return out"]
     exec(compile("\n".join(lines), f"<{cls.__module__}.{cls.__qualname__} renderer>", "exec"), namespace)
     render: Renderer = namespace["_render"]
     cls._render = render  # type: ignore[attr-defined]
