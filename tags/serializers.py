@@ -21,8 +21,10 @@ from chatplatform.api.shapes import OutputSerializer
 from tags.models import TagDefinition, TagStatus, UsageMode
 from tags.validation import (
     BUILT_IN_TYPES,
+    CONTEXT_OPTIONS_SCHEMAS,
     NAME_PATTERN,
     NAME_RULE,
+    RENDERING_CONTEXTS,
     clean_instruction_items,
     clean_rendering_contexts,
     clean_widget,
@@ -60,14 +62,22 @@ class WidgetField(serializers.Field):
         return value
 
 
+def _rendering_context(name: str) -> dict[str, Any]:
+    """One context: a boolean, or `{enabled, ...options}` with the options tags.validation checks."""
+    options = CONTEXT_OPTIONS_SCHEMAS.get(name, {}).get("properties", {})
+    nullable = {key: {**option, "nullable": True} for key, option in options.items()}  # a null option is left out
+    config: dict[str, Any] = {"type": "object", "properties": {"enabled": {"type": "boolean"}, **nullable}, "required": ["enabled"]}
+    if name in CONTEXT_OPTIONS_SCHEMAS:
+        config["additionalProperties"] = False  # inline, canvas and dialog keep other keys for the client runtime
+    return {"oneOf": [{"type": "boolean"}, config]}
+
+
 @extend_schema_field(
     {
         "type": "object",
-        "description": "Keys inline, canvas, dialog, spotlight, static, hero. Accepted as a boolean or an object "
-        "`{enabled, ...options}` per key; always returned as the object form.",
-        "additionalProperties": {
-            "oneOf": [{"type": "boolean"}, {"type": "object", "properties": {"enabled": {"type": "boolean"}}, "required": ["enabled"]}]
-        },
+        "description": "Accepted as a boolean or an object `{enabled, ...options}` per context; always returned as the object form.",
+        "properties": {name: _rendering_context(name) for name in RENDERING_CONTEXTS},
+        "additionalProperties": False,
     }
 )
 class RenderingContextsField(serializers.Field):
