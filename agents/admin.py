@@ -19,7 +19,7 @@ from rest_framework import serializers
 from agents import services
 from agents.models import AgentDefinition, AgentVersion
 from agents.serializers import AgentWriteSerializer, validate_agent
-from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
+from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField, ServiceAdmin
 from chatplatform.api.errors import ApiError
 from chatplatform.api.exceptions import flatten_errors
 from chatplatform.api.fields import whole_number
@@ -161,7 +161,7 @@ class AgentVersionInline(admin.TabularInline):
 
 
 @admin.register(AgentDefinition)
-class AgentDefinitionAdmin(admin.ModelAdmin):
+class AgentDefinitionAdmin(ServiceAdmin):
     form = AgentDefinitionForm
     change_form_template = "admin/agents/agentdefinition/change_form.html"
     inlines = [AgentVersionInline]
@@ -179,19 +179,12 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         # The agentId is the primary key: changing it would be a new agent.
         return (*self.readonly_fields, "agent_id") if obj is not None else self.readonly_fields
 
-    def save_model(self, request: HttpRequest, obj: AgentDefinition, form: AgentDefinitionForm, change: bool) -> None:
-        agent = services.agent_upsert(data=form.agent_data, user_id=caller_id(request))
-        for field in AgentDefinition._meta.concrete_fields:
-            setattr(obj, field.attname, getattr(agent, field.attname))
-        obj._state.adding = False
+    def service_save(self, form: AgentDefinitionForm, *, user_id: str) -> AgentDefinition:
+        return services.agent_upsert(data=form.agent_data, user_id=user_id)
 
     # Deletes go through the service too: its rules (collaborators) and the audit log.
-    def delete_model(self, request: HttpRequest, obj: AgentDefinition) -> None:
-        services.agent_delete(agent_id=obj.agent_id, user_id=caller_id(request))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[AgentDefinition]) -> None:
-        for agent_id in queryset.values_list("agent_id", flat=True):
-            services.agent_delete(agent_id=agent_id, user_id=caller_id(request))
+    def service_delete(self, obj: AgentDefinition, *, user_id: str) -> None:
+        services.agent_delete(agent_id=obj.agent_id, user_id=user_id)
 
     def get_urls(self) -> list[URLPattern]:
         rollback = path(

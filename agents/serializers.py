@@ -14,11 +14,12 @@ from typing import Any
 
 from rest_framework import serializers
 
-from agents.models import AgentDefinition, AgentVersion, TestType
+from agents.models import AgentDefinition, TestType
 from agents.prompts import TemplateError, check_template
 from agents.selectors import collaborator_chain_problem
-from chatplatform.api.fields import StrictBooleanField, StrictCharField, check_access_rules, error_at
+from chatplatform.api.fields import StrictBooleanField, StrictCharField, check_access_rules, error_at, shaped
 from chatplatform.api.schema import documented
+from chatplatform.api.shapes import OutputSerializer
 from chatplatform.model_names import MODEL_NAME_PATTERN, model_name_error
 from knowledge import selectors as knowledge_selectors
 from tools.models import LifecycleStatus, ToolDefinition
@@ -37,27 +38,19 @@ MAX_COLLABORATION_DEPTH = 3  # docs/api.md, "Collaborating agents": a chain is a
 _UNAVAILABLE_TOOL_STATUSES = (LifecycleStatus.DEPRECATED, LifecycleStatus.RETIRED)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+_STRINGS = {
+    "type": "array",
+    "items": {
+        "type": "string",
+        "minLength": 1,
+        "x-messages": {"type": "must be a non-empty string", "minLength": "must be a non-empty string"},
+    },
+    "x-messages": {"type": "must be a list of strings"},
+}
 
 
-def _string_list(value: Any, path: tuple[str | int, ...] = ()) -> list[str]:
-    if not isinstance(value, list):
-        raise error_at(path, "must be a list of strings")
-    for index, item in enumerate(value):
-        if not isinstance(item, str) or not item:
-            raise error_at((*path, index), "must be a non-empty string")
-    return value
-
-
-def _object(value: Any, path: tuple[str | int, ...], allowed: frozenset[str] | None = None) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise error_at(path, "must be an object")
-    if allowed is not None:
-        unknown = sorted(set(value) - allowed)
-        if unknown:
-            raise error_at((*path, unknown[0]), f"is not a known field (allowed: {', '.join(sorted(allowed))})")
-    return value
+def _allowed(keys: frozenset[str]) -> str:
+    return f"is not a known field (allowed: {', '.join(sorted(keys))})"
 
 
 @documented({"pattern": MODEL_NAME_PATTERN})
@@ -69,50 +62,71 @@ def check_model_name(value: str) -> str:
     return value
 
 
-@documented({"type": "object"})
-def check_rollout_policy(value: Any) -> dict[str, Any]:
-    """RolloutPolicy (docs/api.md, "Agents"); whether override targets exist is checked with the other tools."""
-    _object(value, (), ROLLOUT_POLICY_KEYS)
-    for key in ("betaAccounts", "regionRestrictions"):
-        if value.get(key) is not None:
-            _string_list(value[key], (key,))
-    overrides = value.get("toolOverrides")
-    if overrides is not None:
-        _object(overrides, ("toolOverrides",))
-        for old, new in overrides.items():
-            if not isinstance(new, str) or not new:
-                raise error_at(("toolOverrides", old), "must be the id of the tool that replaces it")
-    return value
+# RolloutPolicy (docs/api.md, "Agents"); whether override targets exist is checked with the other tools.
+check_rollout_policy = shaped(
+    {
+        "type": "object",
+        "properties": {
+            "betaAccounts": {**_STRINGS, "nullable": True},
+            "regionRestrictions": {**_STRINGS, "nullable": True},
+            "toolOverrides": {
+                "type": "object",
+                "nullable": True,
+                "additionalProperties": {
+                    "type": "string",
+                    "minLength": 1,
+                    "x-messages": dict.fromkeys(("type", "minLength"), "must be the id of the tool that replaces it"),
+                },
+            },
+        },
+        "additionalProperties": False,
+        "x-messages": {"additionalProperties": _allowed(ROLLOUT_POLICY_KEYS)},
+    }
+)
+
+_AGENT_ID_REQUIRED = f"is required and {AGENT_ID_RULE}"
+_HISTORY_RELAY_RULE = f"must be {' or '.join(HISTORY_RELAYS)}"
+# Collaborator: `{agentId, instruction, historyRelay}`, all three required.
+check_collaborators = shaped(
+    {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "agentId": {
+                    "type": "string",
+                    "pattern": AGENT_ID_PATTERN.pattern,
+                    "x-messages": dict.fromkeys(("type", "pattern"), _AGENT_ID_REQUIRED),
+                },
+                "instruction": {"type": "string", "x-messages": {"type": "is required and must be a string"}},
+                "historyRelay": {
+                    "type": "string",
+                    "enum": list(HISTORY_RELAYS),
+                    "x-messages": dict.fromkeys(("type", "enum"), _HISTORY_RELAY_RULE),
+                },
+            },
+            "required": ["agentId", "instruction", "historyRelay"],
+            "additionalProperties": False,
+            "x-messages": {"additionalProperties": _allowed(COLLABORATOR_KEYS)},
+        },
+        "x-messages": {"type": "must be a list of collaborators"},
+    }
+)
+_KNOWLEDGE_BASES: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "object", "properties": {"id": {"type": "string", "minLength": 1}}, "required": ["id"]},
+    "x-messages": {"type": "must be a list of knowledge bases"},
+}
+_knowledge_base_shapes = shaped(_KNOWLEDGE_BASES)
 
 
-@documented({"type": "array", "items": {"type": "object"}})
-def check_collaborators(value: Any) -> list[dict[str, Any]]:
-    """Collaborator: `{agentId, instruction, historyRelay}`, all three required."""
-    if not isinstance(value, list):
-        raise serializers.ValidationError("must be a list of collaborators")
-    for index, collaborator in enumerate(value):
-        _object(collaborator, (index,), COLLABORATOR_KEYS)
-        agent_id = collaborator.get("agentId")
-        if not isinstance(agent_id, str) or not AGENT_ID_PATTERN.match(agent_id):
-            raise error_at((index, "agentId"), f"is required and {AGENT_ID_RULE}")
-        if not isinstance(collaborator.get("instruction"), str):
-            raise error_at((index, "instruction"), "is required and must be a string")
-        if collaborator.get("historyRelay") not in HISTORY_RELAYS:
-            raise error_at((index, "historyRelay"), f"must be {' or '.join(HISTORY_RELAYS)}")
-    return value
-
-
-@documented({"type": "array", "items": {"type": "object"}})
+@documented(_KNOWLEDGE_BASES)
 def check_knowledge_bases(value: Any) -> list[dict[str, Any]]:
     """An agent's knowledge base: `id` plus further fields, which are kept as sent."""
-    if not isinstance(value, list):
-        raise serializers.ValidationError("must be a list of knowledge bases")
+    _knowledge_base_shapes(value)
     seen: set[str] = set()
     for index, base in enumerate(value):
-        _object(base, (index,))
-        base_id = base.get("id")
-        if not isinstance(base_id, str) or not base_id:
-            raise error_at((index, "id"), "is required and must be a non-empty string")
+        base_id = base["id"]
         if base_id in seen:
             raise error_at((index, "id"), f"knowledge base {base_id} is listed twice")
         seen.add(base_id)
@@ -128,9 +142,12 @@ def check_custom(value: Any) -> dict[str, Any]:
     return value
 
 
-@documented({"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": True})
+_tool_id_shapes = shaped(_STRINGS)
+
+
+@documented({**_STRINGS, "uniqueItems": True})
 def check_tool_ids(value: Any) -> list[str]:
-    _string_list(value)
+    _tool_id_shapes(value)
     twice = sorted(tool_id for tool_id, count in Counter(value).items() if count > 1)
     if twice:
         raise serializers.ValidationError(f"lists tool {twice[0]} more than once")
@@ -303,7 +320,7 @@ def validate_agent(data: Any, *, existing: AgentDefinition | None) -> dict[str, 
     return dict(serializer.validated_data)
 
 
-class AgentSerializer(serializers.ModelSerializer):
+class AgentSerializer(OutputSerializer):
     """AgentDefinition as the API shows it (docs/api.md, "Agents"). Absent optional fields are null."""
 
     agentId = serializers.CharField(source="agent_id")
@@ -313,58 +330,30 @@ class AgentSerializer(serializers.ModelSerializer):
     verificationFoundationModel = serializers.CharField(source="verification_foundation_model", allow_null=True)
     accessRules = serializers.JSONField(source="access_rules", allow_null=True)
     rolloutPolicy = serializers.JSONField(source="rollout_policy", allow_null=True)
+    collaborators = serializers.JSONField(allow_null=True)
     agentCollaboration = serializers.JSONField(source="agent_collaboration", allow_null=True)
     knowledgeBases = serializers.JSONField(source="knowledge_bases", allow_null=True)
+    custom = serializers.JSONField(allow_null=True)
     runtimeAdapter = serializers.CharField(source="runtime_adapter", allow_null=True)
     dontCacheThis = serializers.BooleanField(source="dont_cache_this")
     testType = serializers.CharField(source="test_type", allow_null=True)
+    version = serializers.IntegerField()
     createdBy = serializers.CharField(source="created_by")
     lastModifiedBy = serializers.CharField(source="last_modified_by")
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
 
-    class Meta:
-        model = AgentDefinition
-        fields = [
-            "agentId",
-            "basePrompt",
-            "toolIds",
-            "foundationModel",
-            "verificationFoundationModel",
-            "accessRules",
-            "rolloutPolicy",
-            "collaborators",
-            "agentCollaboration",
-            "knowledgeBases",
-            "custom",
-            "runtimeAdapter",
-            "dontCacheThis",
-            "testType",
-            "version",
-            "createdBy",
-            "lastModifiedBy",
-            "createdAt",
-            "updatedAt",
-        ]
-        read_only_fields = fields
 
+class AgentVersionSerializer(OutputSerializer):
+    """One entry of an agent's version history."""
 
-class AgentVersionSerializer(serializers.ModelSerializer):
+    version = serializers.IntegerField()
     modifiedBy = serializers.CharField(source="modified_by")
     modifiedAt = serializers.DateTimeField(source="modified_at")
-
-    class Meta:
-        model = AgentVersion
-        fields = ["version", "modifiedBy", "modifiedAt"]
-        read_only_fields = fields
 
 
 class AgentVersionDetailSerializer(AgentVersionSerializer):
     agent = serializers.JSONField(source="definition")
-
-    class Meta(AgentVersionSerializer.Meta):
-        fields = [*AgentVersionSerializer.Meta.fields, "agent"]
-        read_only_fields = fields
 
 
 # --- request bodies --------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """What every Django admin form of the platform shares: JSON fields that never lose what was typed,
-help texts shown as text, and the code editor of inline tools.
+help texts shown as text, the code editor of inline tools, and the admin that saves through the services.
 
 JSON: the stock django-json-widget posts the editor's last *valid* value, so malformed or emptied
 JSON was silently replaced by the stored value and "changed successfully". Here the posted text is
@@ -13,7 +13,12 @@ import json
 from typing import Any
 
 from django import forms
+from django.contrib import admin
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest
 from django.utils.html import conditional_escape
+
+from chatplatform.api.permissions import caller_id
 
 EMPTY_JSON = "Enter JSON; an empty field is not JSON (write null, [] or {} for none)."
 
@@ -78,3 +83,38 @@ class AdminForm(forms.ModelForm):
         for field in self.fields.values():
             if field.help_text:
                 field.help_text = conditional_escape(field.help_text)
+
+
+class ServiceAdmin(admin.ModelAdmin):
+    """A model admin whose writes go through the app's services, as the Admin API's do, so that their
+    rules, version bumps and audit entries hold for both (docs/decisions.md, "The Django admin").
+
+    Subclasses give `service_save` (the form's data → the saved row) and `service_delete`; a batch
+    service may replace `service_delete_many`. Without `service_save`, saving is Django's own.
+    """
+
+    def service_save(self, form: Any, *, user_id: str) -> Model:
+        raise NotImplementedError
+
+    def service_delete(self, obj: Any, *, user_id: str) -> None:
+        raise NotImplementedError
+
+    def service_delete_many(self, queryset: QuerySet[Any], *, user_id: str) -> None:
+        for obj in queryset:
+            self.service_delete(obj, user_id=user_id)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if type(self).service_save is ServiceAdmin.service_save:
+            super().save_model(request, obj, form, change)
+            return
+        saved = self.service_save(form, user_id=caller_id(request))
+        # The admin goes on with `obj` (log entry, redirect): give it the saved row's values.
+        for field in type(obj)._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(saved, field.attname))
+        obj._state.adding = False
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.service_delete(obj, user_id=caller_id(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        self.service_delete_many(queryset, user_id=caller_id(request))

@@ -7,12 +7,11 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import HttpRequest
 from rest_framework import serializers
 
+from chatplatform.admin_forms import ServiceAdmin
 from chatplatform.api.exceptions import flatten_errors
-from chatplatform.api.permissions import caller_id
 from directives import services
 from directives.models import DirectiveDeployment, SemanticDirective
 from directives.scopes import FORMS_RULE
@@ -71,7 +70,7 @@ class SemanticDirectiveForm(forms.ModelForm):
 
 
 @admin.register(SemanticDirective)
-class SemanticDirectiveAdmin(admin.ModelAdmin):
+class SemanticDirectiveAdmin(ServiceAdmin):
     form = SemanticDirectiveForm
     list_display = ("scope", "directive_id", "scope_type", "group_id", "last_update", "created_by")
     list_filter = ("scope_type", "group_id")
@@ -90,19 +89,12 @@ class SemanticDirectiveAdmin(admin.ModelAdmin):
         # (scope, id) is the directive's identity: changing either would be another directive.
         return ("scope", "directive_id", "scope_type", "scope_value", "group_id", *_STAMPS)
 
-    def save_model(self, request: HttpRequest, obj: SemanticDirective, form: SemanticDirectiveForm, change: bool) -> None:
-        directive = services.directive_upsert(data=form.directive_data, user_id=caller_id(request))
-        for field in SemanticDirective._meta.concrete_fields:
-            setattr(obj, field.attname, getattr(directive, field.attname))
-        obj._state.adding = False
+    def service_save(self, form: SemanticDirectiveForm, *, user_id: str) -> SemanticDirective:
+        return services.directive_upsert(data=form.directive_data, user_id=user_id)
 
     # Deletes go through the service too, which records them in the audit log.
-    def delete_model(self, request: HttpRequest, obj: SemanticDirective) -> None:
-        services.directive_delete(data={"scope": obj.scope, "id": obj.directive_id}, user_id=caller_id(request))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[SemanticDirective]) -> None:
-        for scope, directive_id in queryset.values_list("scope", "directive_id"):
-            services.directive_delete(data={"scope": scope, "id": directive_id}, user_id=caller_id(request))
+    def service_delete(self, obj: SemanticDirective, *, user_id: str) -> None:
+        services.directive_delete(data={"scope": obj.scope, "id": obj.directive_id}, user_id=user_id)
 
 
 @admin.register(DirectiveDeployment)

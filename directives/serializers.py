@@ -23,7 +23,8 @@ from rest_framework import serializers
 
 from chatplatform.api.fields import STRING_MESSAGES, StrictBooleanField, StrictCharField, WholeNumberField
 from chatplatform.api.schema import one_of_values
-from directives.models import DIRECTIVE_ID_MAX_LENGTH, GROUP_ID_MAX_LENGTH, SCOPE_PART_MAX_LENGTH, ScopeType, SemanticDirective
+from chatplatform.api.shapes import OutputSerializer, iso
+from directives.models import DIRECTIVE_ID_MAX_LENGTH, GROUP_ID_MAX_LENGTH, SCOPE_PART_MAX_LENGTH, ScopeType
 from directives.scopes import SIMPLE_TYPES, Scope, ScopeError, build_scope, parse_scope
 
 DIRECTIVE_ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -59,11 +60,6 @@ class TimestampField(serializers.Field):
 
     def to_representation(self, value: datetime) -> str:
         return iso(value)
-
-
-def iso(value: datetime) -> str:
-    """A stored time on the wire: ISO 8601 in UTC with `Z`, microseconds kept (tokens rely on them)."""
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _absent(value: Any) -> bool:
@@ -214,44 +210,24 @@ def validate_group_id(value: Any) -> str:
 # --- responses -----------------------------------------------------------------------------------
 
 
-class SemanticDirectiveSerializer(serializers.Serializer):
+class SemanticDirectiveSerializer(OutputSerializer):
     """SemanticDirective as the API shows it. `groupId` only when set; `instructions` unless the
-    context says `include_instructions: False` (search without includeInstructions).
+    context says `include_instructions: False` (search without includeInstructions)."""
 
-    The declared fields document the schema; the representation is built directly because a
-    search page may hold a thousand directives."""
+    OMIT_WHEN_NULL = ("groupId",)
+    OMIT_UNLESS_CONTEXT = {"instructions": "include_instructions"}
 
     scope = serializers.CharField()
-    scopeType = serializers.ChoiceField(choices=ScopeType.values)
-    scopeValue = serializers.JSONField(help_text="A string; {agent, entity} for agent-entity.")
-    id = serializers.CharField()
-    groupId = serializers.CharField(required=False, help_text="Only on directives deployed by an IaC batch.")
+    scopeType = serializers.ChoiceField(source="scope_type", choices=ScopeType.values)
+    scopeValue = serializers.JSONField(source="scope_value_wire", help_text="A string; {agent, entity} for agent-entity.")
+    id = serializers.CharField(source="directive_id")
+    groupId = serializers.CharField(source="group_id", required=False, help_text="Only on directives deployed by an IaC batch.")
     description = serializers.CharField()
     instructions = serializers.CharField(required=False, help_text="Always on writes; on searches only with includeInstructions.")
-    createDate = serializers.DateTimeField()
-    lastUpdate = serializers.DateTimeField()
-    createdBy = serializers.CharField()
-    lastUpdatedBy = serializers.CharField()
-
-    def to_representation(self, directive: SemanticDirective) -> dict[str, Any]:
-        wire: dict[str, Any] = {
-            "scope": directive.scope,
-            "scopeType": directive.scope_type,
-            "scopeValue": directive.scope_value_wire,
-            "id": directive.directive_id,
-        }
-        if directive.group_id is not None:
-            wire["groupId"] = directive.group_id
-        wire["description"] = directive.description
-        if self.context.get("include_instructions", True):
-            wire["instructions"] = directive.instructions
-        wire.update(
-            createDate=iso(directive.create_date),
-            lastUpdate=iso(directive.last_update),
-            createdBy=directive.created_by,
-            lastUpdatedBy=directive.last_updated_by,
-        )
-        return wire
+    createDate = serializers.DateTimeField(source="create_date")
+    lastUpdate = serializers.DateTimeField(source="last_update")
+    createdBy = serializers.CharField(source="created_by")
+    lastUpdatedBy = serializers.CharField(source="last_updated_by")
 
 
 # --- request bodies ------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 from django.urls import URLPattern, path, reverse
 from rest_framework import serializers
 
-from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
+from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField, ServiceAdmin
 from chatplatform.api.errors import ApiError
 from chatplatform.api.exceptions import flatten_errors
 from chatplatform.api.fields import whole_number
@@ -93,7 +93,7 @@ class DocumentInline(admin.TabularInline):
 
 
 @admin.register(KnowledgeBase)
-class KnowledgeBaseAdmin(admin.ModelAdmin):
+class KnowledgeBaseAdmin(ServiceAdmin):
     form = KnowledgeBaseForm
     change_form_template = "admin/knowledge/knowledgebase/change_form.html"
     inlines = [DocumentInline]
@@ -116,11 +116,8 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: KnowledgeBase | None = None) -> tuple[str, ...]:
         return (*self.readonly_fields, "knowledge_base_id") if obj is not None else self.readonly_fields
 
-    def save_model(self, request: HttpRequest, obj: KnowledgeBase, form: KnowledgeBaseForm, change: bool) -> None:
-        base = services.knowledge_base_upsert(data=form.knowledge_base_data, user_id=caller_id(request))
-        for field in KnowledgeBase._meta.concrete_fields:
-            setattr(obj, field.attname, getattr(base, field.attname))
-        obj._state.adding = False
+    def service_save(self, form: KnowledgeBaseForm, *, user_id: str) -> KnowledgeBase:
+        return services.knowledge_base_upsert(data=form.knowledge_base_data, user_id=user_id)
 
     def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         problem = services.knowledge_base_in_use(knowledge_base_id=unquote(object_id))
@@ -129,13 +126,14 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(reverse("admin:knowledge_knowledgebase_change", args=[object_id]))
         return super().delete_view(request, object_id, extra_context)
 
-    def delete_model(self, request: HttpRequest, obj: KnowledgeBase) -> None:
-        services.knowledge_base_delete(knowledge_base_id=obj.pk, user_id=caller_id(request))
+    def service_delete(self, obj: KnowledgeBase, *, user_id: str) -> None:
+        services.knowledge_base_delete(knowledge_base_id=obj.pk, user_id=user_id)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[KnowledgeBase]) -> None:
+        # A base in use is reported and the others are deleted (the service refuses it).
         for base in queryset:
             try:
-                services.knowledge_base_delete(knowledge_base_id=base.pk, user_id=caller_id(request))
+                self.delete_model(request, base)
             except ApiError as exc:
                 messages.error(request, f"Not deleted: {exc.message}")
 
@@ -201,7 +199,7 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(ServiceAdmin):
     """Every document, filterable by base and status; deleting one removes its chunks (through the service)."""
 
     list_display = ("title", "knowledge_base", "status", "chunk_count", "mime_type", "size", "create_date")
@@ -221,11 +219,5 @@ class DocumentAdmin(admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def delete_model(self, request: HttpRequest, obj: Document) -> None:
-        services.document_delete(knowledge_base_id=obj.knowledge_base_id, document_id=str(obj.document_id), user_id=caller_id(request))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
-        for document in queryset:
-            services.document_delete(
-                knowledge_base_id=document.knowledge_base_id, document_id=str(document.document_id), user_id=caller_id(request)
-            )
+    def service_delete(self, obj: Document, *, user_id: str) -> None:
+        services.document_delete(knowledge_base_id=obj.knowledge_base_id, document_id=str(obj.document_id), user_id=user_id)

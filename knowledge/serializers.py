@@ -13,7 +13,8 @@ from rest_framework import serializers
 
 from chatplatform.api.fields import StrictCharField, check_access_rules
 from chatplatform.api.schema import documented, one_of_values
-from knowledge.models import Document, KnowledgeBase, Mode, Source, Strategy
+from chatplatform.api.shapes import OutputSerializer
+from knowledge.models import DocumentStatus, KnowledgeBase, Mode, Source, Strategy
 from knowledge.search import default_mode, effective_mode
 
 # agentId's charset (docs/api.md, "Knowledge bases"); 57 characters so that `search_<id>`, the function the model is
@@ -171,11 +172,14 @@ def validate_knowledge_base(data: Any, *, existing: KnowledgeBase | None) -> dic
     return dict(serializer.validated_data)
 
 
-class KnowledgeBaseSerializer(serializers.ModelSerializer):
+class KnowledgeBaseSerializer(OutputSerializer):
     """KnowledgeBase as docs/api.md "Knowledge bases" shows it; `retrieval.mode` is the mode in force. Expects the
     counts annotated (knowledge.selectors.with_counts)."""
 
     knowledgeBaseId = serializers.CharField(source="knowledge_base_id")
+    name = serializers.CharField()
+    description = serializers.CharField()
+    source = serializers.ChoiceField(choices=Source.choices)  # type: ignore[assignment]  # DRF's metaclass moves declared fields off the class
     externalId = serializers.CharField(source="external_id", allow_null=True)
     retrieval = serializers.SerializerMethodField()
     accessRules = serializers.JSONField(source="access_rules", allow_null=True)
@@ -186,48 +190,24 @@ class KnowledgeBaseSerializer(serializers.ModelSerializer):
     createDate = serializers.DateTimeField(source="create_date")
     lastUpdate = serializers.DateTimeField(source="last_update")
 
-    class Meta:
-        model = KnowledgeBase
-        fields = [
-            "knowledgeBaseId",
-            "name",
-            "description",
-            "source",
-            "externalId",
-            "retrieval",
-            "accessRules",
-            "documentCount",
-            "chunkCount",
-            "createdBy",
-            "lastUpdatedBy",
-            "createDate",
-            "lastUpdate",
-        ]
-        read_only_fields = fields
-
     def get_retrieval(self, base: KnowledgeBase) -> dict[str, Any]:
         return {"strategy": base.strategy, "topK": base.top_k, "mode": effective_mode(base)}
 
 
-class DocumentSerializer(serializers.ModelSerializer):
+class DocumentSerializer(OutputSerializer):
+    """A document of a knowledge base; `error` only on a failed one."""
+
+    BLANK_AS_NULL = OMIT_WHEN_NULL = ("error",)
+
     documentId = serializers.CharField(source="document_id")
+    title = serializers.CharField()
     sourceUrl = serializers.CharField(source="source_url", allow_null=True)
     mimeType = serializers.CharField(source="mime_type")
+    size = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=DocumentStatus.choices)
     chunkCount = serializers.IntegerField(source="chunk_count")
+    error = serializers.CharField(allow_null=True)
     createDate = serializers.DateTimeField(source="create_date")
-
-    class Meta:
-        model = Document
-        fields = ["documentId", "title", "sourceUrl", "mimeType", "size", "status", "chunkCount", "error", "createDate"]
-        read_only_fields = fields
-
-    OPTIONAL_IN_RESPONSES = ("error",)
-
-    def to_representation(self, document: Document) -> dict[str, Any]:
-        wire = super().to_representation(document)
-        if not wire["error"]:
-            del wire["error"]  # `error?`, present on a failed document
-        return wire
 
 
 # --- request bodies --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
+from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField, ServiceAdmin
 from chatplatform.api.exceptions import flatten_errors
 from chatplatform.api.permissions import caller_id
 from tags import services
@@ -79,7 +79,7 @@ class WidgetTypeFilter(admin.SimpleListFilter):
 
 
 @admin.register(TagDefinition)
-class TagDefinitionAdmin(admin.ModelAdmin):
+class TagDefinitionAdmin(ServiceAdmin):
     form = TagDefinitionAdminForm
     list_display = ("scope", "tag", "status", "usage_mode", "widget_type", "can_be_generated_by_llm", "last_update")
     list_filter = ("status", "usage_mode", WidgetTypeFilter)
@@ -103,17 +103,14 @@ class TagDefinitionAdmin(admin.ModelAdmin):
         # (scope, tag) is the identity: renaming would be a different definition.
         return (*self.readonly_fields, "scope", "tag") if obj is not None else tuple(self.readonly_fields)
 
-    def save_model(self, request: HttpRequest, obj: TagDefinition, form: TagDefinitionAdminForm, change: bool) -> None:
-        saved = services.tag_upsert(definition=form.validated_definition or {}, user_id=caller_id(request))
-        # The admin goes on with `obj` (log entry, redirect): give it the saved row's values.
-        for field in TagDefinition._meta.concrete_fields:
-            setattr(obj, field.attname, getattr(saved, field.attname))
+    def service_save(self, form: TagDefinitionAdminForm, *, user_id: str) -> TagDefinition:
+        return services.tag_upsert(definition=form.validated_definition or {}, user_id=user_id)
 
-    def delete_model(self, request: HttpRequest, obj: TagDefinition) -> None:
-        services.tags_delete(ids=[obj.pk], user_id=caller_id(request))
+    def service_delete(self, obj: TagDefinition, *, user_id: str) -> None:
+        services.tags_delete(ids=[obj.pk], user_id=user_id)
 
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[TagDefinition]) -> None:
-        services.tags_delete(ids=list(queryset.values_list("pk", flat=True)), user_id=caller_id(request))
+    def service_delete_many(self, queryset: QuerySet[TagDefinition], *, user_id: str) -> None:
+        services.tags_delete(ids=list(queryset.values_list("pk", flat=True)), user_id=user_id)
 
     def _move(self, request: HttpRequest, queryset: QuerySet[TagDefinition], status: TagStatus) -> None:
         changed = services.tags_set_status(ids=list(queryset.values_list("pk", flat=True)), status=status, user_id=caller_id(request))

@@ -17,10 +17,14 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chatplatform.api.fields import StrictBooleanField
+from chatplatform.api.shapes import OutputSerializer
 from tags.models import TagDefinition, TagStatus, UsageMode
 from tags.validation import (
+    BUILT_IN_TYPES,
+    CONTEXT_OPTIONS_SCHEMAS,
     NAME_PATTERN,
     NAME_RULE,
+    RENDERING_CONTEXTS,
     clean_instruction_items,
     clean_rendering_contexts,
     clean_widget,
@@ -41,8 +45,13 @@ class NameField(serializers.RegexField):
         "type": "object",
         "description": "Widget: `type` built-in | custom-compiled-in | web-component | pass-through, plus "
         "`builtInType` (built-in) or `webComponent` (web-component).",
-        "properties": {"type": {"type": "string", "enum": ["built-in", "custom-compiled-in", "web-component", "pass-through"]}},
+        "properties": {
+            "type": {"type": "string", "enum": ["built-in", "custom-compiled-in", "web-component", "pass-through"]},
+            "builtInType": {"type": "string", "enum": list(BUILT_IN_TYPES)},
+            "webComponent": {"type": "object", "description": "store, storeBucket and storeKey, or url; and the element's tag name."},
+        },
         "required": ["type"],
+        "additionalProperties": True,  # other keys are kept as sent (docs/widgets.md)
     }
 )
 class WidgetField(serializers.Field):
@@ -53,14 +62,22 @@ class WidgetField(serializers.Field):
         return value
 
 
+def _rendering_context(name: str) -> dict[str, Any]:
+    """One context: a boolean, or `{enabled, ...options}` with the options tags.validation checks."""
+    options = CONTEXT_OPTIONS_SCHEMAS.get(name, {}).get("properties", {})
+    nullable = {key: {**option, "nullable": True} for key, option in options.items()}  # a null option is left out
+    config: dict[str, Any] = {"type": "object", "properties": {"enabled": {"type": "boolean"}, **nullable}, "required": ["enabled"]}
+    if name in CONTEXT_OPTIONS_SCHEMAS:
+        config["additionalProperties"] = False  # inline, canvas and dialog keep other keys for the client runtime
+    return {"oneOf": [{"type": "boolean"}, config]}
+
+
 @extend_schema_field(
     {
         "type": "object",
-        "description": "Keys inline, canvas, dialog, spotlight, static, hero. Accepted as a boolean or an object "
-        "`{enabled, ...options}` per key; always returned as the object form.",
-        "additionalProperties": {
-            "oneOf": [{"type": "boolean"}, {"type": "object", "properties": {"enabled": {"type": "boolean"}}, "required": ["enabled"]}]
-        },
+        "description": "Accepted as a boolean or an object `{enabled, ...options}` per context; always returned as the object form.",
+        "properties": {name: _rendering_context(name) for name in RENDERING_CONTEXTS},
+        "additionalProperties": False,
     }
 )
 class RenderingContextsField(serializers.Field):
@@ -90,7 +107,7 @@ def _choice_message(what: str, choices: list[str]) -> dict[str, Any]:
     return {"invalid_choice": f'"{{input}}" is not a valid {what}: must be one of {", ".join(choices)}'}
 
 
-class TagDefinitionSerializer(serializers.Serializer):
+class TagDefinitionSerializer(OutputSerializer):
     """A TagDefinition in (validated; the older form completed) and out (stamps included)."""
 
     scope = NameField()
@@ -116,9 +133,8 @@ class TagDefinitionSerializer(serializers.Serializer):
     lastUpdate = serializers.DateTimeField(source="last_update", read_only=True)
 
     # Absent rather than null in responses when unset (they are optional).
-    _OMIT_WHEN_NULL = ("llmInstructionsMd", "llmInstructions", "groupId")
-    OPTIONAL_IN_RESPONSES = _OMIT_WHEN_NULL  # for the OpenAPI schema (chatplatform.api.schema)
-    _INSTRUCTION_FIELDS = ("llmInstructionsMd", "llmInstructions")
+    OMIT_WHEN_NULL = ("llmInstructionsMd", "llmInstructions", "groupId")
+    OMIT_UNLESS_CONTEXT = {"llmInstructionsMd": "include_instructions", "llmInstructions": "include_instructions"}
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, Mapping) and "status" not in data and "enabled" in data:
@@ -135,16 +151,6 @@ class TagDefinitionSerializer(serializers.Serializer):
                 {"llmInstructionsMd": ["is required when canBeGeneratedByLlm is true (or give llmInstructions)"]}
             )
         return attrs
-
-    def to_representation(self, instance: Any) -> dict[str, Any]:
-        data = super().to_representation(instance)
-        if not self.context.get("include_instructions", True):
-            for name in self._INSTRUCTION_FIELDS:
-                data.pop(name, None)
-        for name in self._OMIT_WHEN_NULL:
-            if name in data and data[name] is None:
-                del data[name]
-        return data
 
 
 def complete_older_form(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,13 +10,12 @@ the batch deploy and the Django admin alike: one place per rule.
 from __future__ import annotations
 
 import ipaddress
-import math
 import re
-from typing import Any, TypeGuard
+from typing import Any
 from urllib.parse import urlsplit
 
-from rest_framework.exceptions import ValidationError
-
+from chatplatform.api.fields import error_at
+from chatplatform.jsonshape import Shape, ShapeError, is_number
 from tags.models import WidgetType
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -71,20 +70,8 @@ _RESERVED_ELEMENT_NAMES = frozenset(
 _CUSTOM_ELEMENT = re.compile(r"^[a-z][a-z0-9._]*-[a-z0-9._-]*$")
 
 
-def _fail(path: tuple[str | int, ...], message: str) -> ValidationError:
-    """A ValidationError whose detail nests `message` under `path` (str → object key, int → list index)."""
-    detail: Any = [message]
-    for part in reversed(path):
-        detail = [*([{}] * part), detail] if isinstance(part, int) else {part: detail}
-    return ValidationError(detail)
-
-
 def _listing(values: tuple[str, ...]) -> str:
     return ", ".join(values)
-
-
-def _is_number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def name_problem(value: str) -> str | None:
@@ -145,19 +132,19 @@ def custom_element_name_problem(name: Any) -> str | None:
 def clean_widget(value: Any) -> dict[str, Any]:
     """The widget type and its variants (docs/widgets.md, "Widget kinds")."""
     if not isinstance(value, dict):
-        raise _fail((), "must be an object with a type")
+        raise error_at((), "must be an object with a type")
     widget_type = value.get("type")
     if widget_type is None:
-        raise _fail(("type",), f"is required: one of {_listing(WIDGET_TYPES)}")
+        raise error_at(("type",), f"is required: one of {_listing(WIDGET_TYPES)}")
     if widget_type not in WIDGET_TYPES:
-        raise _fail(("type",), f"invalid widget type {widget_type!r}: the allowed types are {_listing(WIDGET_TYPES)}")
+        raise error_at(("type",), f"invalid widget type {widget_type!r}: the allowed types are {_listing(WIDGET_TYPES)}")
     widget = dict(value)
     if widget_type == WidgetType.BUILT_IN:
         built_in = value.get("builtInType")
         if built_in is None:
-            raise _fail(("builtInType",), f"is required for a built-in widget: one of {_listing(BUILT_IN_TYPES)}")
+            raise error_at(("builtInType",), f"is required for a built-in widget: one of {_listing(BUILT_IN_TYPES)}")
         if built_in not in BUILT_IN_TYPES:
-            raise _fail(("builtInType",), f"{built_in!r} is not a built-in widget type: must be one of {_listing(BUILT_IN_TYPES)}")
+            raise error_at(("builtInType",), f"{built_in!r} is not a built-in widget type: must be one of {_listing(BUILT_IN_TYPES)}")
     elif widget_type == WidgetType.WEB_COMPONENT:
         widget["webComponent"] = _clean_web_component(value.get("webComponent"))
     return widget
@@ -166,7 +153,8 @@ def clean_widget(value: Any) -> dict[str, Any]:
 def _clean_web_component(value: Any) -> dict[str, Any]:
     path: tuple[str, ...] = ("webComponent",)
     if not isinstance(value, dict):
-        raise _fail(path, "is required for a web-component widget: an object with one location (store, storeBucket and storeKey, or url)")
+        rule = "is required for a web-component widget: an object with one location (store, storeBucket and storeKey, or url)"
+        raise error_at(path, rule)
     # A null is the same as an absent key: clients often send every field.
     component = {key: item for key, item in value.items() if item is not None}
     locations = [
@@ -180,27 +168,27 @@ def _clean_web_component(value: Any) -> dict[str, Any]:
     ]
     if len(locations) != 1:
         given = f" (given: {', '.join(locations)})" if locations else ""
-        raise _fail(path, f"must give exactly one location: store {{storeBucket, storeKey}}, storeBucket and storeKey, or url{given}")
+        raise error_at(path, f"must give exactly one location: store {{storeBucket, storeKey}}, storeBucket and storeKey, or url{given}")
 
     if "store" in component:
         store = component["store"]
         if not isinstance(store, dict):
-            raise _fail((*path, "store"), "must be an object {storeBucket, storeKey}")
+            raise error_at((*path, "store"), "must be an object {storeBucket, storeKey}")
         _check_store(store, (*path, "store"))
     elif "url" in component:
         problem = _url_problem(component["url"])
         if problem:
-            raise _fail((*path, "url"), problem)
+            raise error_at((*path, "url"), problem)
     else:
         _check_store(component, path)
 
     encoding = component.get("encoding")
     if encoding is not None and encoding not in ENCODINGS:
-        raise _fail((*path, "encoding"), f"must be one of {_listing(ENCODINGS)}")
+        raise error_at((*path, "encoding"), f"must be one of {_listing(ENCODINGS)}")
     if "customElementName" in component:
         problem = custom_element_name_problem(component["customElementName"])
         if problem:
-            raise _fail((*path, "customElementName"), problem)
+            raise error_at((*path, "customElementName"), problem)
     return component
 
 
@@ -208,20 +196,20 @@ def _check_store(store: dict[str, Any], path: tuple[str, ...]) -> None:
     """Rule 5: object-storage bucket and key are valid names."""
     problem = bucket_problem(store.get("storeBucket"))
     if problem:
-        raise _fail((*path, "storeBucket"), problem)
+        raise error_at((*path, "storeBucket"), problem)
     problem = key_problem(store.get("storeKey"))
     if problem:
-        raise _fail((*path, "storeKey"), problem)
+        raise error_at((*path, "storeKey"), problem)
 
 
 def clean_rendering_contexts(value: Any) -> dict[str, dict[str, Any]]:
     """Both shapes in, one out: the object form `{"inline": {"enabled": true}, ...}`
     (a boolean `x` becomes `{"enabled": x}`), keys in the documented order."""
     if not isinstance(value, dict):
-        raise _fail((), f"must be an object keyed by rendering context ({_listing(RENDERING_CONTEXTS)})")
+        raise error_at((), f"must be an object keyed by rendering context ({_listing(RENDERING_CONTEXTS)})")
     unknown = [key for key in value if key not in RENDERING_CONTEXTS]
     if unknown:
-        raise _fail((unknown[0],), f"unknown rendering context: the allowed ones are {_listing(RENDERING_CONTEXTS)}")
+        raise error_at((unknown[0],), f"unknown rendering context: the allowed ones are {_listing(RENDERING_CONTEXTS)}")
     cleaned: dict[str, dict[str, Any]] = {}
     for name in RENDERING_CONTEXTS:
         if name not in value:
@@ -231,85 +219,103 @@ def clean_rendering_contexts(value: Any) -> dict[str, dict[str, Any]]:
             cleaned[name] = {"enabled": config}
             continue
         if not isinstance(config, dict):
-            raise _fail((name,), "must be true, false, or an object with enabled and the context's options")
+            raise error_at((name,), "must be true, false, or an object with enabled and the context's options")
         enabled = config.get("enabled")
         if not isinstance(enabled, bool):
-            raise _fail((name, "enabled"), "is required: true or false")
+            raise error_at((name, "enabled"), "is required: true or false")
         options = {key: item for key, item in config.items() if key != "enabled" and item is not None}
-        allowed = _CONTEXT_OPTIONS.get(name)
-        if allowed is not None:
-            _check_options(name, options, allowed)
+        if name in _CONTEXT_OPTIONS:
+            _check_options(name, options)
         cleaned[name] = {"enabled": enabled, **options}
     return cleaned
 
 
-def _check_options(context: str, options: dict[str, Any], allowed: dict[str, str]) -> None:
-    for key, item in options.items():
-        kind = allowed.get(key)
-        path = (context, key)
-        if kind is None:
-            raise _fail(path, f"unknown {context} option: the allowed ones are enabled, {_listing(tuple(allowed))}")
-        if kind == _BOOLEAN and not isinstance(item, bool):
-            raise _fail(path, "must be true or false")
-        if kind == _NUMBER and not _is_number(item):
-            raise _fail(path, "must be a number")
-        if kind == _NON_NEGATIVE and not (_is_number(item) and item >= 0):
-            raise _fail(path, "must be a number of at least 0")
-        if kind == _SIZING:
-            _check_sizing(item, path)
+def _css_length_pattern() -> str:
+    """CSS lengths and calc()/min()/max()/clamp(), spaces around allowed: one pattern for the schema."""
+    bodies = [regex.pattern.removeprefix("^").removesuffix("$") for regex in (_CSS_LENGTH, _CSS_FUNCTION)]
+    return rf"^\s*(?:{'|'.join(bodies)})\s*$"
 
 
-def _check_sizing(sizing: Any, path: tuple[str, ...]) -> None:
-    """Hero sizing: CSS length strings for widths and the fixed height, pixel numbers for the height bounds."""
-    if not isinstance(sizing, dict):
-        raise _fail(path, "must be an object (width, height, minWidth, maxWidth, minHeight, maxHeight)")
-    for key, item in sizing.items():
-        if item is None:
-            continue
-        if key in _SIZING_LENGTHS:
-            if not isinstance(item, str) or not (_CSS_LENGTH.fullmatch(item.strip()) or _CSS_FUNCTION.fullmatch(item.strip())):
-                raise _fail((*path, key), "must be a CSS length string such as '320px', '50%' or '20rem'")
-        elif key in _SIZING_PIXELS:
-            if not (_is_number(item) and item >= 0):
-                raise _fail((*path, key), "must be a number of pixels of at least 0")
-        else:
-            raise _fail((*path, key), f"unknown sizing option: the allowed ones are {_listing(_SIZING_LENGTHS + _SIZING_PIXELS)}")
-    low, high = sizing.get("minHeight"), sizing.get("maxHeight")
-    if _is_number(low) and _is_number(high) and low > high:
-        raise _fail((*path, "minHeight"), "must not be greater than maxHeight")
+_PIXELS_RULE = "must be a number of pixels of at least 0"
+_LENGTH_RULE = "must be a CSS length string such as '320px', '50%' or '20rem'"
+_LENGTH: dict[str, Any] = {
+    "type": "string",
+    "nullable": True,
+    "pattern": _css_length_pattern(),
+    "x-messages": {"type": _LENGTH_RULE, "pattern": _LENGTH_RULE},
+}
+_PIXELS: dict[str, Any] = {"type": "number", "nullable": True, "minimum": 0, "x-messages": {"type": _PIXELS_RULE, "minimum": _PIXELS_RULE}}
+_SIZING_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {**{key: _LENGTH for key in _SIZING_LENGTHS}, **{key: _PIXELS for key in _SIZING_PIXELS}},
+    "additionalProperties": False,
+    "x-messages": {
+        "type": "must be an object (width, height, minWidth, maxWidth, minHeight, maxHeight)",
+        "additionalProperties": f"unknown sizing option: the allowed ones are {_listing(_SIZING_LENGTHS + _SIZING_PIXELS)}",
+    },
+}
+_OPTION_SCHEMAS: dict[str, dict[str, Any]] = {
+    _BOOLEAN: {"type": "boolean", "x-messages": {"type": "must be true or false"}},
+    _NUMBER: {"type": "number"},
+    _NON_NEGATIVE: {"type": "number", "minimum": 0},
+    _SIZING: _SIZING_SCHEMA,
+}
+# The options of each context that has a fixed set (docs/widgets.md), as schemas (chatplatform.jsonshape).
+CONTEXT_OPTIONS_SCHEMAS: dict[str, dict[str, Any]] = {
+    context: {
+        "type": "object",
+        "properties": {key: _OPTION_SCHEMAS[kind] for key, kind in options.items()},
+        "additionalProperties": False,
+        "x-messages": {"additionalProperties": f"unknown {context} option: the allowed ones are enabled, {_listing(tuple(options))}"},
+    }
+    for context, options in _CONTEXT_OPTIONS.items()
+}
+_CONTEXT_OPTIONS_SHAPES = {context: Shape(schema) for context, schema in CONTEXT_OPTIONS_SCHEMAS.items()}
+
+
+def _check_options(context: str, options: dict[str, Any]) -> None:
+    try:
+        _CONTEXT_OPTIONS_SHAPES[context].check(options)
+    except ShapeError as fault:
+        raise error_at((context, *fault.parts), fault.message) from None
+    sizing = options.get("sizing")
+    if isinstance(sizing, dict):
+        low, high = sizing.get("minHeight"), sizing.get("maxHeight")
+        if is_number(low) and is_number(high) and low > high:
+            raise error_at((context, "sizing", "minHeight"), "must not be greater than maxHeight")
 
 
 def clean_instruction_items(value: Any) -> list[dict[str, Any]]:
     """TagInstructionForLlm items: `{type: 'line', text}` or `{type: 'block', title, lines}`."""
     if not isinstance(value, list):
-        raise _fail((), "must be a list of instruction items ({type: 'line', text} or {type: 'block', title, lines})")
+        raise error_at((), "must be a list of instruction items ({type: 'line', text} or {type: 'block', title, lines})")
     items: list[dict[str, Any]] = []
     for index, item in enumerate(value):
         if not isinstance(item, dict):
-            raise _fail((index,), "must be an object {type: 'line', text} or {type: 'block', title, lines}")
+            raise error_at((index,), "must be an object {type: 'line', text} or {type: 'block', title, lines}")
         kind = item.get("type")
         if kind == "line":
             items.append(_clean_line(item, (index,)))
         elif kind == "block":
             title = item.get("title")
             if not isinstance(title, str) or not title.strip():
-                raise _fail((index, "title"), "is required for a block: a non-empty string")
+                raise error_at((index, "title"), "is required for a block: a non-empty string")
             lines = item.get("lines")
             if not isinstance(lines, list):
-                raise _fail((index, "lines"), "is required for a block: a list of {type: 'line', text}")
+                raise error_at((index, "lines"), "is required for a block: a list of {type: 'line', text}")
             cleaned_lines = []
             for line_index, line in enumerate(lines):
                 if not isinstance(line, dict) or line.get("type") != "line":
-                    raise _fail((index, "lines", line_index), "must be an object {type: 'line', text}")
+                    raise error_at((index, "lines", line_index), "must be an object {type: 'line', text}")
                 cleaned_lines.append(_clean_line(line, (index, "lines", line_index)))
             items.append({"type": "block", "title": title.strip(), "lines": cleaned_lines})
         else:
-            raise _fail((index, "type"), "must be 'line' or 'block'")
+            raise error_at((index, "type"), "must be 'line' or 'block'")
     return items
 
 
 def _clean_line(item: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
     text = item.get("text")
     if not isinstance(text, str) or not text.strip():
-        raise _fail((*path, "text"), "is required for a line: a non-empty string")
+        raise error_at((*path, "text"), "is required for a line: a non-empty string")
     return {"type": "line", "text": text.strip()}

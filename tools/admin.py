@@ -13,11 +13,9 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.core.validators import MaxLengthValidator
-from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from chatplatform.admin_forms import AdminForm, CodeEditor, JSONEditor, JSONField
-from chatplatform.api.permissions import caller_id
+from chatplatform.admin_forms import AdminForm, CodeEditor, JSONEditor, JSONField, ServiceAdmin
 from tools import services
 from tools.models import ExecutionType, ToolDefinition
 from tools.serializers import definition_from_model_values, field_sources
@@ -139,7 +137,7 @@ class ToolDefinitionForm(AdminForm):
 
 
 @admin.register(ToolDefinition)
-class ToolDefinitionAdmin(admin.ModelAdmin):
+class ToolDefinitionAdmin(ServiceAdmin):
     form = ToolDefinitionForm
     list_display = ("tool_id", "name", "execution_type", "lifecycle_status", "version", "test_type", "updated_at")
     list_filter = ("execution_type", "lifecycle_status", "test_type")
@@ -161,15 +159,8 @@ class ToolDefinitionAdmin(admin.ModelAdmin):
         # toolId is the primary key: a new version is a new tool, never a rename.
         return ("tool_id", *audit) if obj is not None else audit
 
-    def save_model(self, request: HttpRequest, obj: ToolDefinition, form: ToolDefinitionForm, change: bool) -> None:
-        saved = services.tool_upsert(tool=form.definition, user_id=caller_id(request))
-        for field in ToolDefinition._meta.concrete_fields:
-            setattr(obj, field.attname, getattr(saved, field.attname))
-        obj._state.adding = False
+    def service_save(self, form: ToolDefinitionForm, *, user_id: str) -> ToolDefinition:
+        return services.tool_upsert(tool=form.definition, user_id=user_id)
 
-    def delete_model(self, request: HttpRequest, obj: ToolDefinition) -> None:
-        services.tool_delete(tool_id=obj.tool_id, user_id=caller_id(request))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ToolDefinition]) -> None:
-        for tool_id in queryset.values_list("tool_id", flat=True):
-            services.tool_delete(tool_id=tool_id, user_id=caller_id(request))
+    def service_delete(self, obj: ToolDefinition, *, user_id: str) -> None:
+        services.tool_delete(tool_id=obj.tool_id, user_id=user_id)

@@ -15,6 +15,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from chatplatform.api.shapes import OutputSerializer
 from tools.models import ExecutionType, LifecycleStatus, TestType, ToolDefinition
 from tools.validation import ACCESS_EFFECTS, PARAMETER_TYPES, REDACTED, VARIANT_FIELDS
 
@@ -72,9 +73,11 @@ class AccessRulesField(serializers.JSONField):
 # --- the tool -----------------------------------------------------------------------------------
 
 
-class ToolSerializer(serializers.Serializer):
+class ToolSerializer(OutputSerializer):
     """ToolDefinition as every endpoint returns it (docs/api.md, "Tools"). Only the variant fields of the tool's
     `executionType` appear; optional fields that are unset are left out."""
+
+    OMIT_WHEN_NULL = ("accessRules", "approval", "testType", "auth")
 
     toolId = serializers.CharField(source="tool_id", help_text="<name>@<version>, e.g. weather@2")
     executionType = serializers.ChoiceField(source="execution_type", choices=ExecutionType.choices)
@@ -95,7 +98,6 @@ class ToolSerializer(serializers.Serializer):
     functionArn = serializers.CharField(source="function_arn", required=False, help_text="function tools: local:<name> or a Lambda ARN")
     url = serializers.CharField(required=False, help_text="mcp tools: the server's Streamable HTTP address")
     auth: serializers.Field = serializers.SerializerMethodField()
-    OPTIONAL_IN_RESPONSES = ("auth",)  # left out unless the tool has auth (to_representation)
     code = serializers.CharField(required=False, help_text="inline tools: a JavaScript function expression (event, params) => ...")
     createdBy = serializers.CharField(source="created_by", read_only=True)
     lastModifiedBy = serializers.CharField(source="last_modified_by", read_only=True)
@@ -125,9 +127,6 @@ class ToolSerializer(serializers.Serializer):
             for field in fields:
                 if field not in own:
                     data.pop(field, None)
-        for optional in ("accessRules", "approval", "testType", "auth"):
-            if data.get(optional) is None:
-                data.pop(optional, None)
         timeout = data.get("executionTimeout")
         if isinstance(timeout, float) and timeout.is_integer():
             data["executionTimeout"] = int(timeout)

@@ -8,7 +8,6 @@ reports every broken rule at once, each naming its field path (`functionSchema[0
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, time
@@ -20,6 +19,8 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from chatplatform.access import InvalidCondition, compile_condition
 from chatplatform.api.errors import InvalidRequest
+from chatplatform.api.fields import ACCESS_RULES_SHAPE
+from chatplatform.jsonshape import is_number, join_path
 from tools.function_refs import FunctionRefError, check_function_arn
 from tools.inline_code import InvalidCode, check_function_expression
 from tools.models import ExecutionType, LifecycleStatus, TestType
@@ -67,7 +68,6 @@ _TOOL_ID = re.compile(r"(?P<name>.+)@(?P<version>[1-9][0-9]{0,9})")  # MAX_VERSI
 _FUNCTION_FIELDS = {"name", "description", "parameters"}
 _PARAMETER_FIELDS = {"description", "type", "required", "enum", "items", "properties"}
 _LIFECYCLE_FIELDS = {"status", "deprecationDate", "migrationPath"}
-_ACCESS_RULE_FIELDS = {"condition", "effect", "order", "description"}
 _APPROVAL_FIELDS = {"required", "timeoutSeconds", "approverRoles"}
 MAX_APPROVAL_SECONDS = 30 * 86400
 _AUTH_FIELDS = ("clientId", "clientSecret", "tokenUrl")
@@ -100,10 +100,6 @@ def parse_tool_id(tool_id: str) -> tuple[str, int]:
     if len(name) > NAME_MAX_LENGTH or not NAME_PATTERN.fullmatch(name):
         raise ValueError(f"the part before @ must follow the tool name rule ({NAME_PATTERN.pattern}, at most {NAME_MAX_LENGTH} characters)")
     return name, version
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _is_http_url(value: Any) -> bool:
@@ -276,32 +272,21 @@ class _Checker:
         return out
 
     def access_rules(self, value: Any) -> list[dict[str, Any]] | None:
+        """The shape every accessRules field has (chatplatform.api.fields), then each condition's CEL."""
         if value is None:
             return None
-        if not isinstance(value, list):
-            self.fail("accessRules", "must be a list of access rules")
+        faults = ACCESS_RULES_SHAPE.errors(value)
+        for fault in faults:
+            self.fail(join_path(("accessRules", *fault.parts)), fault.message)
+        if faults:
             return None
         for index, rule in enumerate(value):
-            path = f"accessRules[{index}]"
-            if not isinstance(rule, Mapping):
-                self.fail(path, "must be an access rule {condition?, effect, order?, description?}")
-                continue
-            self.unknown_keys(rule, _ACCESS_RULE_FIELDS, path, "an access rule")
-            if rule.get("effect") not in ACCESS_EFFECTS:
-                self.fail(f"{path}.effect", "must be allow or deny")
             condition = rule.get("condition")
-            if condition is not None:
-                if not isinstance(condition, str):
-                    self.fail(f"{path}.condition", "must be a string (a CEL expression)")
-                elif condition.strip():
-                    try:
-                        compile_condition(condition)
-                    except InvalidCondition as exc:
-                        self.fail(f"{path}.condition", str(exc))
-            if rule.get("order") is not None and not _is_number(rule["order"]):
-                self.fail(f"{path}.order", "must be a number")
-            if rule.get("description") is not None and not isinstance(rule["description"], str):
-                self.fail(f"{path}.description", "must be a string")
+            if condition is not None and condition.strip():
+                try:
+                    compile_condition(condition)
+                except InvalidCondition as exc:
+                    self.fail(f"accessRules[{index}].condition", str(exc))
         return list(value)
 
     def approval(self, value: Any) -> dict[str, Any] | None:
@@ -373,7 +358,7 @@ def clean_tool(data: Any, *, previous_status: str | None = None, verified_functi
         except ValueError as exc:
             check.fail("toolId", str(exc))
     sent_version = data.get("version")
-    if version is not None and sent_version is not None and (not _is_number(sent_version) or sent_version != version):
+    if version is not None and sent_version is not None and (not is_number(sent_version) or sent_version != version):
         check.fail("version", f"must equal the version after @ in toolId ({version}); it is set from toolId")
     out["toolId"], out["version"] = tool_id, version
 
@@ -401,7 +386,7 @@ def clean_tool(data: Any, *, previous_status: str | None = None, verified_functi
     timeout = data.get("executionTimeout")
     if timeout is None:
         timeout = DEFAULT_EXECUTION_TIMEOUT
-    elif not _is_number(timeout) or timeout <= 0:
+    elif not is_number(timeout) or timeout <= 0:
         check.fail("executionTimeout", "must be a positive number of seconds")
     elif timeout > MAX_EXECUTION_TIMEOUT:
         check.fail("executionTimeout", f"must be at most {MAX_EXECUTION_TIMEOUT} seconds")

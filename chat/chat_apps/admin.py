@@ -5,16 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import HttpRequest
 from rest_framework import serializers
 
 from chat.chat_apps import services as chat_app_services
 from chat.chat_apps.models import ChatApp
 from chat.chat_apps.serializers import ChatAppWriteSerializer, validate_chat_app
-from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField
+from chatplatform.admin_forms import AdminForm, JSONEditor, JSONField, ServiceAdmin
 from chatplatform.api.exceptions import flatten_errors
-from chatplatform.api.permissions import caller_id
 
 # Wire name → model field, as the chat app write serializer maps them (the only place that does).
 _CHAT_APP_MODEL_FIELD = {name: field.source for name, field in ChatAppWriteSerializer().fields.items()}
@@ -81,7 +79,7 @@ class ChatAppForm(AdminForm):
 
 
 @admin.register(ChatApp)
-class ChatAppAdmin(admin.ModelAdmin):
+class ChatAppAdmin(ServiceAdmin):
     form = ChatAppForm
     list_display = ("chat_app_id", "title", "agent", "enabled", "test_type", "last_update")
     list_filter = ("enabled", "test_type")
@@ -94,16 +92,9 @@ class ChatAppAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: ChatApp | None = None) -> tuple[str, ...]:
         return (*self.readonly_fields, "chat_app_id") if obj is not None else self.readonly_fields
 
-    def save_model(self, request: HttpRequest, obj: ChatApp, form: ChatAppForm, change: bool) -> None:
-        app = chat_app_services.chat_app_upsert(data=form.chat_app_data, user_id=caller_id(request))
-        for field in ChatApp._meta.concrete_fields:
-            setattr(obj, field.attname, getattr(app, field.attname))
-        obj._state.adding = False
+    def service_save(self, form: ChatAppForm, *, user_id: str) -> ChatApp:
+        return chat_app_services.chat_app_upsert(data=form.chat_app_data, user_id=user_id)
 
     # Deletes go through the service too, which records them in the audit log.
-    def delete_model(self, request: HttpRequest, obj: ChatApp) -> None:
-        chat_app_services.chat_app_delete(chat_app_id=obj.chat_app_id, user_id=caller_id(request))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ChatApp]) -> None:
-        for chat_app_id in queryset.values_list("chat_app_id", flat=True):
-            chat_app_services.chat_app_delete(chat_app_id=chat_app_id, user_id=caller_id(request))
+    def service_delete(self, obj: ChatApp, *, user_id: str) -> None:
+        chat_app_services.chat_app_delete(chat_app_id=obj.chat_app_id, user_id=user_id)

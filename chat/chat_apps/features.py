@@ -11,6 +11,8 @@ import copy
 import re
 from typing import Any
 
+from chatplatform.jsonshape import Shape, ShapeError
+
 KNOWN_FEATURES = (
     "tags",
     "instructionAugmentation",
@@ -28,14 +30,16 @@ KNOWN_FEATURES = (
     "usageLimits",
 )
 CONCURRENT_TURNS = ("queue", "reject", "interrupt")  # what a second message does while a turn runs
+USAGE_PERIODS = ("daily", "monthly")
+USAGE_MEASURES = ("tokens", "costUsd")
 TAG_LISTS = ("tagsEnabled", "tagsProhibited", "tagsDisabled")
 REPROMPT_THRESHOLDS = ("B", "C", "F")
-# Features that are an `{enabled, ...}` object whose other keys are kept as sent.
-_SWITCHES = ("traces", "sessionInsights", "logout")
 _MIME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/(\*|[a-z0-9][a-z0-9!#$&^_.+-]*)$")
 _HEX_COLOUR = re.compile(r"^#(?:[0-9a-fA-F]{3}){1,2}$")
-# Features that are a text shown in the chat UI, or an object carrying it.
-_TEXTS = ("chatDisclaimerNotice", "promptInputFieldLabel")
+_ENTITY_NAME = "is required when the entity feature is enabled"
+_MIME_RULE = "must be a lower-case MIME type such as text/plain or image/*"
+_NON_EMPTY_STRINGS = "must be a list of non-empty strings"
+_COLOUR_RULE = "must be a colour such as #1a73e8"
 
 
 class InvalidFeatures(ValueError):
@@ -45,141 +49,6 @@ class InvalidFeatures(ValueError):
         super().__init__(f"{path}: {message}" if path else message)
         self.path = path
         self.message = message
-
-
-def _enabled(value: Any, path: str, *, required: bool = True) -> None:
-    if not isinstance(value, dict):
-        raise InvalidFeatures(path, "must be an object")
-    if "enabled" not in value:
-        if required:
-            raise InvalidFeatures(f"{path}.enabled", "is required and must be a boolean")
-    elif not isinstance(value["enabled"], bool):
-        raise InvalidFeatures(f"{path}.enabled", "must be a boolean")
-
-
-def _optional_string(value: dict[str, Any], key: str, path: str) -> None:
-    if value.get(key) is not None and not isinstance(value[key], str):
-        raise InvalidFeatures(f"{path}.{key}", "must be a string")
-
-
-def _check_tags(value: Any) -> None:
-    _enabled(value, "tags")
-    for key in TAG_LISTS:
-        refs = value.get(key)
-        if refs is None:
-            continue
-        if not isinstance(refs, list):
-            raise InvalidFeatures(f"tags.{key}", "must be a list of {tag, scope}")
-        for index, ref in enumerate(refs):
-            where = f"tags.{key}[{index}]"
-            if not isinstance(ref, dict):
-                raise InvalidFeatures(where, "must be an object {tag, scope}")
-            for part in ("tag", "scope"):
-                if not isinstance(ref.get(part), str) or not ref[part]:
-                    raise InvalidFeatures(f"{where}.{part}", "is required and must be a non-empty string")
-
-
-def _check_entity(value: Any) -> None:
-    _enabled(value, "entity")
-    _optional_string(value, "attributeName", "entity")
-    _optional_string(value, "displayNameSingular", "entity")
-    # The entity is read from the user's custom data at this name.
-    if value["enabled"] and not value.get("attributeName"):
-        raise InvalidFeatures("entity.attributeName", "is required when the entity feature is enabled")
-
-
-def _check_verify_response(value: Any) -> None:
-    _enabled(value, "verifyResponse")
-    threshold = value.get("autoRepromptThreshold")
-    if threshold is not None and threshold not in REPROMPT_THRESHOLDS:
-        raise InvalidFeatures("verifyResponse.autoRepromptThreshold", f"must be one of {', '.join(REPROMPT_THRESHOLDS)}")
-
-
-def _check_file_upload(value: Any) -> None:
-    """`{enabled, mimeTypesAllowed}`: each a MIME type (`text/plain`) or a family (`image/*`), lower case."""
-    _enabled(value, "fileUpload")
-    allowed = value.get("mimeTypesAllowed")
-    if allowed is None:
-        return
-    if not isinstance(allowed, list):
-        raise InvalidFeatures("fileUpload.mimeTypesAllowed", "must be a list of MIME types")
-    for index, pattern in enumerate(allowed):
-        if not isinstance(pattern, str) or not _MIME_PATTERN.match(pattern):
-            raise InvalidFeatures(f"fileUpload.mimeTypesAllowed[{index}]", "must be a lower-case MIME type such as text/plain or image/*")
-
-
-def _check_suggestions(value: Any) -> None:
-    """`{enabled, suggestions: [string], randomize?, maxToShow?}` (docs/api.md, "Features")."""
-    _enabled(value, "suggestions")
-    items = value.get("suggestions")
-    if items is not None and (not isinstance(items, list) or not all(isinstance(item, str) and item.strip() for item in items)):
-        raise InvalidFeatures("suggestions.suggestions", "must be a list of non-empty strings")
-    if value.get("randomize") is not None and not isinstance(value["randomize"], bool):
-        raise InvalidFeatures("suggestions.randomize", "must be a boolean")
-    shown = value.get("maxToShow")
-    if shown is not None and (not isinstance(shown, int) or isinstance(shown, bool) or shown < 1):
-        raise InvalidFeatures("suggestions.maxToShow", "must be a whole number of at least 1")
-
-
-def _check_ui_customization(value: Any) -> None:
-    """`{enabled, title?, accentColor?}`: the page's heading and its accent colour (#rgb or #rrggbb)."""
-    _enabled(value, "uiCustomization")
-    _optional_string(value, "title", "uiCustomization")
-    colour = value.get("accentColor")
-    if colour is not None and (not isinstance(colour, str) or not _HEX_COLOUR.match(colour)):
-        raise InvalidFeatures("uiCustomization.accentColor", "must be a colour such as #1a73e8")
-
-
-def _check_concurrent_turns(value: Any) -> None:
-    """`{strategy: queue|reject|interrupt}` (docs/api.md, "A second message")."""
-    if not isinstance(value, dict):
-        raise InvalidFeatures("concurrentTurns", "must be an object {strategy}")
-    unknown = sorted(set(value) - {"strategy", "enabled"})
-    if unknown:
-        raise InvalidFeatures(f"concurrentTurns.{unknown[0]}", "is not a field of concurrentTurns (fields: strategy)")
-    if value.get("strategy", "queue") not in CONCURRENT_TURNS:
-        raise InvalidFeatures("concurrentTurns.strategy", f"must be one of {', '.join(CONCURRENT_TURNS)}")
-
-
-USAGE_PERIODS = ("daily", "monthly")
-USAGE_MEASURES = ("tokens", "costUsd")
-
-
-def _check_usage_limits(value: Any) -> None:
-    """`{enabled, perUser: {daily?: {tokens?, costUsd?}, monthly?: {…}}}` (docs/api.md, "Usage limits")."""
-    _enabled(value, "usageLimits")
-    unknown = sorted(set(value) - {"enabled", "perUser"})
-    if unknown:
-        raise InvalidFeatures(f"usageLimits.{unknown[0]}", "is not a field of usageLimits (fields: enabled, perUser)")
-    per_user = value.get("perUser", {})
-    if not isinstance(per_user, dict):
-        raise InvalidFeatures("usageLimits.perUser", "must be an object {daily?, monthly?}")
-    for period, limits in per_user.items():
-        where = f"usageLimits.perUser.{period}"
-        if period not in USAGE_PERIODS:
-            raise InvalidFeatures(where, "is not a period (periods: daily, monthly)")
-        if not isinstance(limits, dict):
-            raise InvalidFeatures(where, "must be an object {tokens?, costUsd?}")
-        for measure, limit in limits.items():
-            if measure not in USAGE_MEASURES:
-                raise InvalidFeatures(f"{where}.{measure}", "is not a measure (measures: tokens, costUsd)")
-            whole = measure == "tokens"
-            if limit is None:
-                continue
-            if isinstance(limit, bool) or not isinstance(limit, int if whole else (int, float)) or limit < 0:
-                rule = "must be a whole number of at least 0" if whole else "must be a number of at least 0"
-                raise InvalidFeatures(f"{where}.{measure}", rule)
-
-
-def _check_text(value: Any, name: str) -> None:
-    if isinstance(value, str):
-        return
-    if not isinstance(value, dict):
-        raise InvalidFeatures(name, "must be a string or an object")
-    _enabled(value, name, required=False)
-    for key, item in value.items():
-        if key != "enabled" and item is not None and not isinstance(item, str):
-            raise InvalidFeatures(f"{name}.{key}", "must be a string")
 
 
 def _switch(**properties: Any) -> dict[str, Any]:
@@ -194,7 +63,9 @@ _TAG_REFS = {
         "type": "object",
         "properties": {"tag": {"type": "string", "minLength": 1}, "scope": {"type": "string", "minLength": 1}},
         "required": ["tag", "scope"],
+        "x-messages": {"type": "must be an object {tag, scope}"},
     },
+    "x-messages": {"type": "must be a list of {tag, scope}"},
 }
 _TEXT = {
     "anyOf": [
@@ -209,6 +80,10 @@ _USAGE_MEASURES = {
         "costUsd": {"type": "number", "minimum": 0, "nullable": True},
     },
     "additionalProperties": False,
+    "x-messages": {
+        "type": "must be an object {tokens?, costUsd?}",
+        "additionalProperties": f"is not a measure (measures: {', '.join(USAGE_MEASURES)})",
+    },
 }
 # The OpenAPI schema of what validate_features accepts, rule for rule.
 FEATURES_SCHEMA: dict[str, Any] = {
@@ -221,7 +96,11 @@ FEATURES_SCHEMA: dict[str, Any] = {
             # attributeName is required when the feature is enabled
             "anyOf": [
                 {"properties": {"enabled": {"enum": [False]}}},
-                {"properties": {"attributeName": {"type": "string", "minLength": 1}}, "required": ["attributeName"]},
+                {
+                    "properties": {"attributeName": {"type": "string", "minLength": 1, "x-messages": {"minLength": _ENTITY_NAME}}},
+                    "required": ["attributeName"],
+                    "x-messages": {"required": _ENTITY_NAME},
+                },
             ],
         },
         "verifyResponse": _switch(autoRepromptThreshold={"type": "string", "enum": [*REPROMPT_THRESHOLDS, None], "nullable": True}),
@@ -229,15 +108,31 @@ FEATURES_SCHEMA: dict[str, Any] = {
         "sessionInsights": _switch(),
         "logout": _switch(),
         "fileUpload": _switch(
-            mimeTypesAllowed={"type": "array", "nullable": True, "items": {"type": "string", "pattern": _MIME_PATTERN.pattern}}
+            mimeTypesAllowed={
+                "type": "array",
+                "nullable": True,
+                "items": {"type": "string", "pattern": _MIME_PATTERN.pattern, "x-messages": {"type": _MIME_RULE, "pattern": _MIME_RULE}},
+                "x-messages": {"type": "must be a list of MIME types"},
+            }
         ),
         "suggestions": _switch(
-            suggestions={"type": "array", "nullable": True, "items": {"type": "string", "pattern": "\\S"}},
+            suggestions={
+                "type": "array",
+                "nullable": True,
+                "items": {"type": "string", "pattern": "\\S"},
+                "x-messages": {"type": _NON_EMPTY_STRINGS, "items": _NON_EMPTY_STRINGS},
+            },
             randomize={"type": "boolean", "nullable": True},
             maxToShow={"type": "integer", "minimum": 1, "nullable": True},
         ),
         "uiCustomization": _switch(
-            title=_OPTIONAL_STRING, accentColor={"type": "string", "pattern": _HEX_COLOUR.pattern, "nullable": True}
+            title=_OPTIONAL_STRING,
+            accentColor={
+                "type": "string",
+                "pattern": _HEX_COLOUR.pattern,
+                "nullable": True,
+                "x-messages": {"type": _COLOUR_RULE, "pattern": _COLOUR_RULE},
+            },
         ),
         "chatDisclaimerNotice": _TEXT,
         "promptInputFieldLabel": _TEXT,
@@ -245,6 +140,7 @@ FEATURES_SCHEMA: dict[str, Any] = {
             "type": "object",
             "properties": {"strategy": {"type": "string", "enum": list(CONCURRENT_TURNS)}, "enabled": {"type": "boolean"}},
             "additionalProperties": False,
+            "x-messages": {"type": "must be an object {strategy}"},
         },
         "usageLimits": {
             **_switch(
@@ -252,13 +148,19 @@ FEATURES_SCHEMA: dict[str, Any] = {
                     "type": "object",
                     "properties": dict.fromkeys(USAGE_PERIODS, _USAGE_MEASURES),
                     "additionalProperties": False,
+                    "x-messages": {
+                        "type": "must be an object {daily?, monthly?}",
+                        "additionalProperties": f"is not a period (periods: {', '.join(USAGE_PERIODS)})",
+                    },
                 }
             ),
             "additionalProperties": False,
         },
     },
     "additionalProperties": False,
+    "x-messages": {"additionalProperties": f"is not a known feature (known: {', '.join(KNOWN_FEATURES)})"},
 }
+_FEATURES = Shape(FEATURES_SCHEMA)
 
 
 def validate_features(value: Any) -> dict[str, Any]:
@@ -267,33 +169,10 @@ def validate_features(value: Any) -> dict[str, Any]:
     Raises InvalidFeatures naming the first offending path. Unknown feature names are refused,
     because a misspelt feature would otherwise be silently off.
     """
-    if not isinstance(value, dict):
-        raise InvalidFeatures("", "must be an object")
-    for name, feature in value.items():
-        if name not in KNOWN_FEATURES:
-            raise InvalidFeatures(name, f"is not a known feature (known: {', '.join(KNOWN_FEATURES)})")
-        if name == "tags":
-            _check_tags(feature)
-        elif name == "instructionAugmentation":
-            _enabled(feature, name)
-        elif name == "entity":
-            _check_entity(feature)
-        elif name == "verifyResponse":
-            _check_verify_response(feature)
-        elif name == "fileUpload":
-            _check_file_upload(feature)
-        elif name == "suggestions":
-            _check_suggestions(feature)
-        elif name == "uiCustomization":
-            _check_ui_customization(feature)
-        elif name == "concurrentTurns":
-            _check_concurrent_turns(feature)
-        elif name == "usageLimits":
-            _check_usage_limits(feature)
-        elif name in _SWITCHES:
-            _enabled(feature, name)
-        else:
-            _check_text(feature, name)
+    try:
+        _FEATURES.check(value)
+    except ShapeError as error:
+        raise InvalidFeatures(error.path, error.message) from None
     return value
 
 

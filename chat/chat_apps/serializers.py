@@ -8,12 +8,13 @@ from typing import Any
 from rest_framework import serializers
 
 from agents.models import AgentDefinition, TestType
-from agents.serializers import StrictCharField, check_not_blank, check_object, error_at
+from agents.serializers import StrictCharField, check_not_blank, check_object
 from chat.chat_apps.features import FEATURES_SCHEMA, InvalidFeatures, validate_features
 from chat.chat_apps.models import ApplyRulesAs, ChatApp, ChatAppMode
 from chat.users.models import UserType
-from chatplatform.api.fields import StrictBooleanField
+from chatplatform.api.fields import StrictBooleanField, shaped
 from chatplatform.api.schema import documented
+from chatplatform.api.shapes import OutputSerializer
 
 # --- chat apps (docs/api.md, "Chat apps") -----------------------------------------------------
 
@@ -22,15 +23,13 @@ CHAT_APP_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 CHAT_APP_SERVER_MANAGED_FIELDS = frozenset({"createDate", "lastUpdate"})
 
 
-def _distinct_choices(value: Any, allowed: list[str]) -> list[str]:
-    if not isinstance(value, list):
-        raise serializers.ValidationError(f"must be a list of {', '.join(allowed)}")
-    for index, item in enumerate(value):
-        if item not in allowed:
-            raise error_at((index,), f"must be one of {', '.join(allowed)}")
-    if len(set(value)) != len(value):
-        raise serializers.ValidationError("lists a value more than once")
-    return value
+def _distinct_choices(allowed: list[str]) -> dict[str, Any]:
+    return {
+        "type": "array",
+        "items": {"type": "string", "enum": allowed, "x-messages": {"type": f"must be one of {', '.join(allowed)}"}},
+        "uniqueItems": True,
+        "x-messages": {"type": f"must be a list of {', '.join(allowed)}", "uniqueItems": "lists a value more than once"},
+    }
 
 
 @documented({"pattern": CHAT_APP_ID_PATTERN.pattern})
@@ -47,20 +46,15 @@ def _check_agent_exists(value: str) -> None:
         raise serializers.ValidationError(f"agent {value} does not exist", code=AGENT_NOT_FOUND)
 
 
-@documented({"type": "array", "items": {"type": "string", "enum": UserType.values}, "uniqueItems": True})
-def _check_user_types(value: Any) -> None:
-    _distinct_choices(value, UserType.values)
-
-
-@documented({"type": "array", "items": {"type": "string", "minLength": 1}})
-def _check_user_roles(value: Any) -> None:
-    if not isinstance(value, list) or not all(isinstance(role, str) and role for role in value):
-        raise serializers.ValidationError("must be a list of non-empty strings")
-
-
-@documented({"type": "array", "items": {"type": "string", "enum": ChatAppMode.values}, "uniqueItems": True})
-def _check_modes(value: Any) -> None:
-    _distinct_choices(value, ChatAppMode.values)
+_check_user_types = shaped(_distinct_choices(UserType.values))
+_check_modes = shaped(_distinct_choices(ChatAppMode.values))
+_check_user_roles = shaped(
+    {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1},
+        "x-messages": {"type": "must be a list of non-empty strings", "items": "must be a list of non-empty strings"},
+    }
+)
 
 
 # A plain string is taken as the text of these, enabled (docs/api.md, "Features").
@@ -127,41 +121,24 @@ def validate_chat_app(data: Any, *, existing: ChatApp | None) -> dict[str, Any]:
     return dict(serializer.validated_data)
 
 
-class ChatAppSerializer(serializers.ModelSerializer):
+class ChatAppSerializer(OutputSerializer):
     """ChatApp as docs/api.md "Chat apps" lists its fields."""
 
     chatAppId = serializers.CharField(source="chat_app_id")
+    title = serializers.CharField()
+    description = serializers.CharField()
     agentId = serializers.CharField(source="agent_id")
+    enabled = serializers.BooleanField()
     userTypes = serializers.JSONField(source="user_types")
     userRoles = serializers.JSONField(source="user_roles")
     applyRulesAs = serializers.CharField(source="apply_rules_as")
     modesSupported = serializers.JSONField(source="modes_supported")
+    features = serializers.JSONField()
     dontCacheThis = serializers.BooleanField(source="dont_cache_this")
     testType = serializers.CharField(source="test_type", allow_null=True)
     retentionDays = serializers.IntegerField(source="retention_days", allow_null=True)
     createDate = serializers.DateTimeField(source="create_date")
     lastUpdate = serializers.DateTimeField(source="last_update")
-
-    class Meta:
-        model = ChatApp
-        fields = [
-            "chatAppId",
-            "title",
-            "description",
-            "agentId",
-            "enabled",
-            "userTypes",
-            "userRoles",
-            "applyRulesAs",
-            "modesSupported",
-            "features",
-            "dontCacheThis",
-            "testType",
-            "retentionDays",
-            "createDate",
-            "lastUpdate",
-        ]
-        read_only_fields = fields
 
 
 class ChatAppUpsertRequestSerializer(serializers.Serializer):

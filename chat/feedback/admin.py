@@ -132,7 +132,7 @@ class ChatSessionFeedbackAdmin(admin.ModelAdmin):
                 instance = comment_form.instance
                 comments.append(
                     {
-                        "commentId": instance.pk if not instance._state.adding else None,
+                        "comment_id": instance.pk if not instance._state.adding else None,
                         "comment": data["comment"],
                         "type": data.get("type"),
                         "status": data.get("status"),

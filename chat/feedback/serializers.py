@@ -12,28 +12,33 @@ from rest_framework import serializers
 
 from agents.serializers import StrictCharField, check_not_blank, check_object
 from chat.feedback.models import (
-    ChatSessionFeedback,
     CommentStatus,
     CommentType,
-    FeedbackComment,
     FeedbackSeverity,
     FeedbackStatus,
     FeedbackType,
 )
-from chat.sessions.serializers import _iso
 from chatplatform.api.fields import StrictBooleanField
+from chatplatform.api.shapes import OutputSerializer, iso
 
 
-class InternalCommentSerializer(serializers.Serializer):
+class _StampField(StrictCharField):
+    """A time the service stamps: any string is taken on writes (and ignored), ISO 8601 on reads."""
+
+    def to_representation(self, value: Any) -> str:
+        return iso(value)
+
+
+class InternalCommentSerializer(OutputSerializer):
     """An internal comment (docs/api.md, "Feedback"). On writes `userId` and `createdOn` are the service's
     stamps (a comment naming an existing commentId keeps its own); `comment` is required."""
 
     REFUSES_UNKNOWN_FIELDS = True
 
-    commentId = StrictCharField(required=False, max_length=128)
-    userId = StrictCharField(required=False, allow_blank=True)
+    commentId = StrictCharField(source="comment_id", required=False, max_length=128)
+    userId = StrictCharField(source="user_id", required=False, allow_blank=True)
     comment = StrictCharField(max_length=10_000, trim_whitespace=False, validators=[check_not_blank])
-    createdOn = StrictCharField(required=False, allow_blank=True)
+    createdOn = _StampField(source="created_on", required=False, allow_blank=True)
     type = serializers.ChoiceField(choices=CommentType.values, required=False)
     status = serializers.ChoiceField(choices=CommentStatus.values, required=False)
 
@@ -44,51 +49,23 @@ class InternalCommentSerializer(serializers.Serializer):
                 raise serializers.ValidationError({unknown[0]: ["is not a field of an internal comment"]})
         return super().to_internal_value(data)
 
-    def to_representation(self, comment: FeedbackComment) -> dict[str, Any]:
-        return {
-            "commentId": comment.comment_id,
-            "userId": comment.user_id,
-            "comment": comment.comment,
-            "createdOn": _iso(comment.created_on),
-            "type": comment.type,
-            "status": comment.status,
-        }
 
-
-class FeedbackSerializer(serializers.Serializer):
+class FeedbackSerializer(OutputSerializer):
     """ChatSessionFeedback (docs/api.md, "Feedback"). Read it with `internal_comments` prefetched."""
 
-    feedbackId = serializers.CharField()
-    sessionId = serializers.UUIDField()
-    userId = serializers.CharField()
-    messageId = serializers.CharField(allow_null=True)
-    reportedByHuman = serializers.BooleanField()
-    createdByCustomer = serializers.BooleanField()
+    feedbackId = serializers.CharField(source="feedback_id")
+    sessionId = serializers.UUIDField(source="session_id")
+    userId = serializers.CharField(source="user_id")
+    messageId = serializers.CharField(source="message_id", allow_null=True)
+    reportedByHuman = serializers.BooleanField(source="reported_by_human")
+    createdByCustomer = serializers.BooleanField(source="created_by_customer")
     status = serializers.ChoiceField(choices=FeedbackStatus.values)
     severity = serializers.ChoiceField(choices=FeedbackSeverity.values, allow_null=True)
     type = serializers.ChoiceField(choices=FeedbackType.values)
-    userComment = serializers.CharField()
-    internalComments = InternalCommentSerializer(many=True)
-    createdOn = serializers.DateTimeField()
-    updatedOn = serializers.DateTimeField()
-
-    def to_representation(self, feedback: ChatSessionFeedback) -> dict[str, Any]:
-        comment = InternalCommentSerializer()
-        return {
-            "feedbackId": feedback.feedback_id,
-            "sessionId": str(feedback.session_id),
-            "userId": feedback.user_id,
-            "messageId": feedback.message_id,
-            "reportedByHuman": feedback.reported_by_human,
-            "createdByCustomer": feedback.created_by_customer,
-            "status": feedback.status,
-            "severity": feedback.severity,
-            "type": feedback.type,
-            "userComment": feedback.user_comment,
-            "internalComments": [comment.to_representation(item) for item in feedback.internal_comments.all()],
-            "createdOn": _iso(feedback.created_on),
-            "updatedOn": _iso(feedback.updated_on),
-        }
+    userComment = serializers.CharField(source="user_comment")
+    internalComments = InternalCommentSerializer(source="internal_comments", many=True)
+    createdOn = serializers.DateTimeField(source="created_on")
+    updatedOn = serializers.DateTimeField(source="updated_on")
 
 
 _FEEDBACK_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")

@@ -28,7 +28,7 @@ def _write_comments(feedback: ChatSessionFeedback, comments: list[dict[str, Any]
     now = timezone.now()
     rows = []
     for position, item in enumerate(comments):
-        kept = existing.get(item.get("commentId") or "")
+        kept = existing.get(item.get("comment_id") or "")
         rows.append(
             FeedbackComment(
                 comment_id=kept.comment_id if kept else str(uuid.uuid4()),

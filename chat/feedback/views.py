@@ -68,7 +68,7 @@ class FeedbackViewSet(ApiViewSet):
     @extend_schema(
         operation_id="chat_feedback_add",
         request=inline_serializer("ChatFeedbackRequest", {"feedback": ChatFeedbackCreateSerializer()}),
-        responses=_FeedbackResponse,
+        responses={200: _FeedbackResponse},  # the envelope's 200, not drf-spectacular's 201 for a `create` action
     )
     def create(self, request: Request) -> Response:
         body = checked(FeedbackRequestSerializer, request.data)

@@ -2,53 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import serializers
 
-from chat.insights.models import SessionInsight
-from chat.sessions.serializers import _iso
+from chatplatform.api.shapes import OutputSerializer
 
 # --- insights ----------------------------------------------------------------------------------------
 
 
-class InsightsSerializer(serializers.Serializer):
+class InsightsSerializer(OutputSerializer):
     """The session insights record (docs/api.md, "Session insights"), or null while the session has none."""
 
     model = serializers.CharField()
     version = serializers.CharField()
     usage = serializers.DictField()
-    generatedAt = serializers.DateTimeField()
-    lastAnalyzedMessageId = serializers.CharField(allow_null=True)
+    generatedAt = serializers.DateTimeField(source="generated_at")
+    lastAnalyzedMessageId = serializers.UUIDField(source="last_analyzed_message_id", allow_null=True)
     scoring = serializers.DictField()
-    detailMarkdown = serializers.CharField()
-
-    def to_representation(self, insight: SessionInsight) -> dict[str, Any]:
-        return {
-            "model": insight.model,
-            "version": insight.version,
-            "usage": insight.usage,
-            "generatedAt": _iso(insight.generated_at),
-            "lastAnalyzedMessageId": str(insight.last_analyzed_message_id) if insight.last_analyzed_message_id else None,
-            "scoring": insight.scoring,
-            "detailMarkdown": insight.detail_markdown,
-        }
+    detailMarkdown = serializers.CharField(source="detail_markdown")
 
 
-class AnalysisSerializer(serializers.Serializer):
+class AnalysisSerializer(OutputSerializer):
     """Where the session's analysis stands: `status` due|running|done|failed, with the last error."""
 
-    status = serializers.CharField()
+    BLANK_AS_NULL = ("error",)
+
+    status = serializers.CharField(source="analysis_status")
     attempts = serializers.IntegerField()
     error = serializers.CharField(allow_null=True)
-    requestedAt = serializers.DateTimeField()
-    finishedAt = serializers.DateTimeField(allow_null=True)
-
-    def to_representation(self, insight: SessionInsight) -> dict[str, Any]:
-        return {
-            "status": insight.analysis_status,
-            "attempts": insight.attempts,
-            "error": insight.error or None,
-            "requestedAt": _iso(insight.requested_at),
-            "finishedAt": _iso(insight.finished_at),
-        }
+    requestedAt = serializers.DateTimeField(source="requested_at")
+    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)

@@ -7,56 +7,34 @@ from typing import Any
 from rest_framework import serializers
 
 from agents.serializers import StrictCharField
-from chat.users.models import ChatUser, UserType
+from chat.users.models import UserType
 from chatplatform.api.fields import StrictBooleanField, WholeNumberField
 from chatplatform.api.schema import documented
+from chatplatform.api.shapes import OutputSerializer
 
 
-class ChatUserSerializer(serializers.Serializer):
-    """ChatUser on the wire (docs/api.md, "Users"). The declared fields document the schema; the
-    representation is built directly because a user is rendered on hot paths."""
+class ChatUserSerializer(OutputSerializer):
+    """ChatUser on the wire (docs/api.md, "Users")."""
 
-    userId = serializers.CharField()
+    userId = serializers.CharField(source="user_id")
     email = serializers.CharField()
-    firstName = serializers.CharField()
-    lastName = serializers.CharField()
-    userType = serializers.ChoiceField(choices=UserType.values)
-    customData = serializers.DictField()
+    firstName = serializers.CharField(source="first_name")
+    lastName = serializers.CharField(source="last_name")
+    userType = serializers.ChoiceField(source="user_type", choices=UserType.values)
+    customData = serializers.DictField(source="custom_data")
     roles = serializers.ListField(child=serializers.CharField())
-    createDate = serializers.DateTimeField()
-    lastUpdate = serializers.DateTimeField()
-
-    def to_representation(self, user: ChatUser) -> dict[str, Any]:
-        return {
-            "userId": user.user_id,
-            "email": user.email,
-            "firstName": user.first_name,
-            "lastName": user.last_name,
-            "userType": user.user_type,
-            "customData": user.custom_data,
-            "roles": user.roles,
-            "createDate": user.create_date.isoformat().replace("+00:00", "Z"),
-            "lastUpdate": user.last_update.isoformat().replace("+00:00", "Z"),
-        }
+    createDate = serializers.DateTimeField(source="create_date")
+    lastUpdate = serializers.DateTimeField(source="last_update")
 
 
-class ChatUserLiteSerializer(serializers.Serializer):
+class ChatUserLiteSerializer(OutputSerializer):
     """ChatUserLite: the fields an admin needs to pick a user."""
 
-    userId = serializers.CharField()
+    userId = serializers.CharField(source="user_id")
     email = serializers.CharField()
-    firstName = serializers.CharField()
-    lastName = serializers.CharField()
-    userType = serializers.ChoiceField(choices=UserType.values)
-
-    def to_representation(self, user: ChatUser) -> dict[str, Any]:
-        return {
-            "userId": user.user_id,
-            "email": user.email,
-            "firstName": user.first_name,
-            "lastName": user.last_name,
-            "userType": user.user_type,
-        }
+    firstName = serializers.CharField(source="first_name")
+    lastName = serializers.CharField(source="last_name")
+    userType = serializers.ChoiceField(source="user_type", choices=UserType.values)
 
 
 class UserIdQuerySerializer(serializers.Serializer):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rest_framework import serializers
 
 from chatplatform.access import InvalidCondition, compile_condition
 from chatplatform.api.schema import documented
+from chatplatform.jsonshape import Shape, ShapeError
 
 # Messages that read after the field name: "agent.basePrompt: is required".
 STRING_MESSAGES = {
@@ -69,50 +71,62 @@ def error_at(path: tuple[str | int, ...], message: str) -> serializers.Validatio
     return serializers.ValidationError(detail)
 
 
+def shaped(schema: dict[str, Any]) -> Callable[[Any], Any]:
+    """A validator of a JSON field: the document checked against `schema` (chatplatform.jsonshape), the
+    fault reported at its path inside the field, and the field documented by the same schema."""
+    shape = Shape(schema)
+
+    @documented(schema)
+    def check(value: Any) -> Any:
+        try:
+            shape.check(value)
+        except ShapeError as error:
+            raise error_at(error.parts, error.message) from None
+        return value
+
+    return check
+
+
 ACCESS_RULE_KEYS = frozenset({"condition", "effect", "order", "description"})
 
 
-@documented(
-    {
-        "type": "array",
-        "items": {
-            "type": "object",
-            "properties": {
-                "condition": {"type": "string", "nullable": True},
-                "effect": {"type": "string", "enum": ["allow", "deny"]},
-                "order": {"type": "number", "nullable": True},
-                "description": {"type": "string", "nullable": True},
+ACCESS_RULES_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "condition": {"type": "string", "nullable": True, "x-messages": {"type": "must be a string (a CEL expression)"}},
+            "effect": {
+                "type": "string",
+                "enum": ["allow", "deny"],
+                "x-messages": {"type": "must be allow or deny", "enum": "must be allow or deny"},
             },
-            "required": ["effect"],
-            "additionalProperties": False,
+            "order": {"type": "number", "nullable": True},
+            "description": {"type": "string", "nullable": True},
         },
-    }
-)
+        "required": ["effect"],
+        "additionalProperties": False,
+        "x-messages": {
+            "required": "must be allow or deny",
+            "additionalProperties": f"is not a known field (allowed: {', '.join(sorted(ACCESS_RULE_KEYS))})",
+        },
+    },
+    "x-messages": {"type": "must be a list of access rules"},
+}
+ACCESS_RULES_SHAPE = Shape(ACCESS_RULES_SCHEMA)
+_access_rules_shape = shaped(ACCESS_RULES_SCHEMA)
+
+
+@documented(ACCESS_RULES_SCHEMA)
 def check_access_rules(value: Any) -> list[dict[str, Any]]:
     """AccessRule (docs/access-rules.md): `{condition?, effect, order?, description?}`; conditions must be valid CEL.
     The validator of every `accessRules` field written through a serializer (agents, knowledge bases)."""
-    if not isinstance(value, list):
-        raise serializers.ValidationError("must be a list of access rules")
+    _access_rules_shape(value)
     for index, rule in enumerate(value):
-        if not isinstance(rule, dict):
-            raise error_at((index,), "must be an object")
-        unknown = sorted(set(rule) - ACCESS_RULE_KEYS)
-        if unknown:
-            raise error_at((index, unknown[0]), f"is not a known field (allowed: {', '.join(sorted(ACCESS_RULE_KEYS))})")
-        if rule.get("effect") not in ("allow", "deny"):
-            raise error_at((index, "effect"), "must be allow or deny")
         condition = rule.get("condition")
-        if condition is not None:
-            if not isinstance(condition, str):
-                raise error_at((index, "condition"), "must be a string (a CEL expression)")
-            if condition.strip():
-                try:
-                    compile_condition(condition)
-                except InvalidCondition as exc:
-                    raise error_at((index, "condition"), str(exc))
-        order = rule.get("order")
-        if order is not None and (not isinstance(order, int | float) or isinstance(order, bool)):
-            raise error_at((index, "order"), "must be a number")
-        if rule.get("description") is not None and not isinstance(rule["description"], str):
-            raise error_at((index, "description"), "must be a string")
+        if condition is not None and condition.strip():
+            try:
+                compile_condition(condition)
+            except InvalidCondition as exc:
+                raise error_at((index, "condition"), str(exc))
     return value
