@@ -87,7 +87,8 @@ class AdminForm(forms.ModelForm):
 
 class ServiceAdmin(admin.ModelAdmin):
     """A model admin whose writes go through the app's services, as the Admin API's do, so that their
-    rules, version bumps and audit entries hold for both (docs/decisions.md, "The Django admin").
+    rules, version bumps and audit entries hold for both (docs/decisions.md, "The Django admin, the
+    demo data and the audit log").
 
     Subclasses give `service_save` (the form's data → the saved row) and `service_delete`; a batch
     service may replace `service_delete_many`. Without `service_save`, saving is Django's own.
