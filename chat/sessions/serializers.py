@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from agents.serializers import StrictCharField
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource, SessionStatus
 from chat.sessions.traces import traces_for_users
 from chatplatform.api.fields import WholeNumberField
+from chatplatform.api.shapes import OutputSerializer
 
 # --- sessions, messages, feedback, converse (docs/api.md, "Sessions", "Converse") ---------------
-
-
-def _iso(value: Any) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
 class ChatMessageUsageSerializer(serializers.Serializer):
@@ -30,117 +27,107 @@ class ChatMessageUsageSerializer(serializers.Serializer):
     totalCost = serializers.FloatField()
 
 
-class ChatSessionSerializer(serializers.Serializer):
-    """ChatSession as docs/api.md "Sessions" lists its fields (token and cost totals included)."""
+@extend_schema_field(ChatMessageUsageSerializer(allow_null=True))
+class _UsageField(serializers.DictField):
+    """A message's usage, stored as the document its wire shape is."""
 
-    sessionId = serializers.UUIDField()
-    userId = serializers.CharField()
-    chatAppId = serializers.CharField()
-    agentId = serializers.CharField()
+
+def _cost(value: float) -> float:
+    # Sums of float costs carry binary noise (0.30000000000000004): ten decimals are more than a cent needs.
+    return round(value, 10)
+
+
+class ChatSessionSerializer(OutputSerializer):
+    """ChatSession as docs/api.md "Sessions" lists its fields (token and cost totals included). Reads a
+    session or the list's records (chat.sessions.selectors.SessionRecord): the model's attribute names."""
+
+    sessionId = serializers.UUIDField(source="session_id")
+    userId = serializers.CharField(source="user_id")
+    chatAppId = serializers.CharField(source="chat_app_id")
+    agentId = serializers.CharField(source="agent_id")
     title = serializers.CharField()
     status = serializers.ChoiceField(choices=SessionStatus.values)
-    invocationMode = serializers.CharField(allow_null=True)
+    invocationMode = serializers.CharField(source="invocation_mode", allow_null=True)
     source = serializers.CharField()  # type: ignore[assignment]  # the wire name shadows Field.source
-    entityId = serializers.CharField(allow_null=True)
-    inputTokens = serializers.IntegerField()
-    outputTokens = serializers.IntegerField()
-    totalTokens = serializers.IntegerField()
-    inputCost = serializers.FloatField()
-    outputCost = serializers.FloatField()
-    totalCost = serializers.FloatField()
-    lastMessageId = serializers.UUIDField(allow_null=True)
-    pinned = serializers.BooleanField()
-    createDate = serializers.DateTimeField()
-    lastUpdate = serializers.DateTimeField()
+    entityId = serializers.CharField(source="entity_id", allow_null=True)
+    inputTokens = serializers.IntegerField(source="input_tokens")
+    outputTokens = serializers.IntegerField(source="output_tokens")
+    totalTokens = serializers.IntegerField(source="total_tokens")
+    inputCost = serializers.SerializerMethodField(method_name="get_input_cost")
+    outputCost = serializers.SerializerMethodField(method_name="get_output_cost")
+    totalCost = serializers.SerializerMethodField(method_name="get_total_cost")
+    lastMessageId = serializers.UUIDField(source="last_message_id", allow_null=True)
+    pinned = serializers.SerializerMethodField()
+    createDate = serializers.DateTimeField(source="create_date")
+    lastUpdate = serializers.DateTimeField(source="last_update")
 
-    def to_representation(self, session: ChatSession) -> dict[str, Any]:
-        return {
-            "sessionId": str(session.session_id),
-            "userId": session.user_id,
-            "chatAppId": session.chat_app_id,
-            "agentId": session.agent_id,
-            "title": session.title,
-            "status": session.status,
-            "invocationMode": session.invocation_mode,
-            "source": session.source,
-            "entityId": session.entity_id,
-            "inputTokens": session.input_tokens,
-            "outputTokens": session.output_tokens,
-            "totalTokens": session.total_tokens,
-            "inputCost": round(session.input_cost, 10),
-            "outputCost": round(session.output_cost, 10),
-            "totalCost": round(session.total_cost, 10),
-            "lastMessageId": str(session.last_message_id) if session.last_message_id else None,
-            "pinned": session.pinned_at is not None,
-            "createDate": _iso(session.create_date),
-            "lastUpdate": _iso(session.last_update),
-        }
+    def get_input_cost(self, session: ChatSession) -> float:
+        return _cost(session.input_cost)
+
+    def get_output_cost(self, session: ChatSession) -> float:
+        return _cost(session.output_cost)
+
+    def get_total_cost(self, session: ChatSession) -> float:
+        return _cost(session.total_cost)
+
+    def get_pinned(self, session: ChatSession) -> bool:
+        return session.pinned_at is not None
 
 
-class ChatMessageSerializer(serializers.Serializer):
+class ChatMessageSerializer(OutputSerializer):
     """ChatMessage (docs/api.md, "Sessions"). `traces` only where the context asks for them: `include_traces`
     "all" as stored (the Admin API), "users" without the reasons of failures (chat.sessions.traces);
     `siblingIds` where the context gives `siblings` (a branch's: chat.sessions.selectors.branch)."""
 
-    messageId = serializers.UUIDField()
-    sessionId = serializers.UUIDField()
-    userId = serializers.CharField()
+    OMIT_WHEN_NULL = ("error", "citations", "stopReason", "siblingIds", "traces")
+    BLANK_AS_NULL = ("stopReason",)
+
+    messageId = serializers.UUIDField(source="message_id")
+    sessionId = serializers.UUIDField(source="session_id")
+    userId = serializers.CharField(source="user_id")
     source = serializers.ChoiceField(choices=MessageSource.values)  # type: ignore[assignment]  # the wire name shadows Field.source
     message = serializers.CharField()
     model = serializers.CharField()
-    usage = ChatMessageUsageSerializer(allow_null=True)
-    traces = serializers.ListField(child=serializers.DictField(), required=False)
+    usage = _UsageField(allow_null=True)
+    traces = serializers.SerializerMethodField()
     files = serializers.ListField(child=serializers.DictField())
     verifications = serializers.ListField(child=serializers.DictField())
-    executionDuration = serializers.IntegerField(allow_null=True, help_text="milliseconds")
-    error = inline_serializer(
-        "ChatMessageError",
-        {"code": serializers.CharField(), "message": serializers.CharField()},
-        required=False,
-        help_text="Only on an answer that failed midway: why. Its `message` is the text streamed before.",
+    executionDuration = serializers.IntegerField(source="execution_duration", allow_null=True, help_text="milliseconds")
+    error = serializers.SerializerMethodField(
+        help_text="Only on an answer that failed midway: why. Its `message` is the text streamed before."
     )
     citations = serializers.ListField(
         child=serializers.DictField(), required=False, help_text="Only on an answer that searched knowledge bases."
     )
-    stopReason = serializers.CharField(required=False, help_text='Only on an answer its user stopped: "user".')
+    stopReason = serializers.CharField(source="stop_reason", required=False, help_text='Only on an answer its user stopped: "user".')
     timestamp = serializers.DateTimeField()
     parentMessageId = serializers.UUIDField(
-        allow_null=True, help_text="The message it follows on its branch: an answer's question, a question's answer; null for the first."
+        source="parent_id",
+        allow_null=True,
+        help_text="The message it follows on its branch: an answer's question, a question's answer; null for the first.",
     )
-    siblingIds = serializers.ListField(
-        child=serializers.UUIDField(),
-        required=False,
+    siblingIds = serializers.SerializerMethodField(
+        method_name="get_sibling_ids",
         help_text="In a branch's list: the ids of the messages with the same parent, itself included, oldest first.",
     )
 
-    def to_representation(self, message: ChatMessage) -> dict[str, Any]:
-        data = {
-            "messageId": str(message.message_id),
-            "sessionId": str(message.session_id),
-            "userId": message.user_id,
-            "source": message.source,
-            "message": message.message,
-            "model": message.model,
-            "usage": message.usage,
-            "files": message.files,
-            "verifications": message.verifications,
-            "executionDuration": message.execution_duration,
-            "timestamp": _iso(message.timestamp),
-            "parentMessageId": str(message.parent_id) if message.parent_id else None,
-        }
-        siblings = self.context.get("siblings")
-        if siblings is not None:
-            data["siblingIds"] = [str(key) for key in siblings.get(message.message_id, [message.message_id])]
-        if message.error:
-            data["error"] = message.error
-        if message.citations is not None:
-            data["citations"] = message.citations
-        if message.stop_reason:
-            data["stopReason"] = message.stop_reason
+    @extend_schema_field(serializers.ListField(child=serializers.DictField()))
+    def get_traces(self, message: ChatMessage) -> list[dict[str, Any]] | None:
         shown = self.context.get("include_traces")
-        if shown:
-            data["traces"] = message.traces if shown == "all" else traces_for_users(message.traces or [])
-        return data
+        if not shown:
+            return None
+        return message.traces if shown == "all" else traces_for_users(message.traces or [])
+
+    @extend_schema_field(inline_serializer("ChatMessageError", {"code": serializers.CharField(), "message": serializers.CharField()}))
+    def get_error(self, message: ChatMessage) -> dict[str, Any] | None:
+        return message.error or None
+
+    @extend_schema_field(serializers.ListField(child=serializers.UUIDField()))
+    def get_sibling_ids(self, message: ChatMessage) -> list[str] | None:
+        siblings = self.context.get("siblings")
+        if siblings is None:
+            return None
+        return [str(key) for key in siblings.get(message.message_id, [message.message_id])]
 
 
 class SessionsQuerySerializer(serializers.Serializer):
