@@ -318,7 +318,19 @@ def main() -> None:
                     httpx.post(f"{server.url}/api/chat-admin/{path}", json=payload, headers=as_admin).raise_for_status()
                 profile = Profile(server.pid) if args.profile else None
                 asyncio.run(
-                    run(server.url, server.pid, model_url, relay, token, levels, args.turns, args.bursts, profile, args.no_directives)
+                    run(
+                        server.url,
+                        server.pid,
+                        model_url,
+                        relay,
+                        token,
+                        levels,
+                        args.turns,
+                        args.bursts,
+                        profile,
+                        args.no_directives,
+                        args.profile_output,
+                    )
                 )
     finally:
         model.terminate()
