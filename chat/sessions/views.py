@@ -33,7 +33,7 @@ from chatplatform import llm
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.api.permissions import acting_user_id
 from chatplatform.api.schema import envelope
-from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, ok
+from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, checked_reusing, ok
 
 SESSION_ID = OpenApiParameter("sessionId", str, OpenApiParameter.PATH)
 _SessionsResponse = envelope("SessionsResponse", sessions=ChatSessionSerializer(many=True))
@@ -52,7 +52,7 @@ class SessionViewSet(ApiViewSet):
 
     @extend_schema(operation_id="chat_sessions_list", parameters=[SessionsQuerySerializer], responses=_SessionsResponse)
     def list(self, request: Request) -> Response:
-        query = checked(SessionsQuerySerializer, request.query_params)
+        query = checked_reusing(SessionsQuerySerializer, request.query_params)
         user_id = acting_user_id(request, query.get("userId"))
         sessions = sessions_for_user(user_id=user_id, chat_app_id=query.get("chatAppId") or None, limit=query["limit"])
         return ok(sessions=ChatSessionSerializer(sessions, many=True).data)
