@@ -5,7 +5,9 @@ response's close) on a thread of that request's own: asgiref starts a one-thread
 request and, when it ends, a second thread to join the first. `RequestThreads` enters the
 request's thread-sensitive context itself, with an executor taken from a pool of idle ones and
 given back when the request is over; Django's handler, finding the context entered, uses it.
-Each request still has a thread to itself for as long as it runs, as asgiref promises.
+Each request still has a thread to itself for as long as it runs, as asgiref promises. A task the
+request started that outlives it (a turn goes on after its client left) and then calls sync code
+gets a thread of its own from asgiref, as before: the context no longer names the pooled one.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from asgiref.sync import ThreadSensitiveContext
+from asgiref.sync import SyncToAsync, ThreadSensitiveContext
 
 # Idle threads kept beyond that are shut down: a burst's threads do not outlive it.
 KEEP_IDLE = 32
@@ -37,8 +39,14 @@ class RequestThreads:
         if executor is None:
             executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="request")
         try:
-            async with ThreadSensitiveContext(executor=executor):
-                await self.inner(scope, receive, send)
+            async with ThreadSensitiveContext() as context:
+                # The executor asgiref would start for this context at its first sync call; taken
+                # back before the context ends, so asgiref neither shuts it down nor joins its thread.
+                SyncToAsync.context_to_thread_executor[context] = executor
+                try:
+                    await self.inner(scope, receive, send)
+                finally:
+                    SyncToAsync.context_to_thread_executor.pop(context, None)
         finally:
             with self.lock:
                 kept = len(self.idle) < self.keep_idle
