@@ -35,7 +35,7 @@ _kept_serializers = threading.local()
 def checked_reusing(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
     """`checked`, by one serializer of the class per thread, reused (its `run_validation`, what
     `is_valid` runs: the same errors). A new serializer deep-copies its declared fields, which
-    costs a frequent read more than its query (docs/decisions.md, "The session list").
+    costs a frequent read more than its query (docs/decisions.md, "Request threads and the session list").
     Only for serializers that keep no state between validations (no `context`, no `instance`)."""
     kept: dict[Any, Any] = _kept_serializers.__dict__
     serializer = kept.get(serializer_class)
