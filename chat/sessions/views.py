@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 from asgiref.sync import async_to_sync
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -52,7 +53,7 @@ class SessionViewSet(ApiViewSet):
     """`GET /api/chat/sessions`, `.../sessions/search`, `.../sessions/{sessionId}/messages`, `.../title`, `.../pin`."""
 
     @extend_schema(operation_id="chat_sessions_list", parameters=[SessionsQuerySerializer], responses=_SessionsResponse)
-    def list(self, request: Request) -> Response:
+    def list(self, request: Request) -> HttpResponse:
         query = checked_reusing(SessionsQuerySerializer, request.query_params)
         user_id = acting_user_id(request, query.get("userId"))
         sessions = sessions_for_user(user_id=user_id, chat_app_id=query.get("chatAppId") or None, limit=query["limit"])
