@@ -54,6 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import manage, throwaway_database  # noqa: E402
+from bench.profile import Profile  # noqa: E402
 from tests.servers import ServerProcess, asgi_server  # noqa: E402
 
 BODY = {"chatAppId": "demo", "agentId": "demo-assistant", "message": "Tell me something.", "features": {}, "source": "user"}
@@ -167,7 +168,19 @@ async def measure(call: Callable[[], Awaitable[tuple[float, float]]], concurrenc
     return sample
 
 
-async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: str, levels: list[int], turns: int, bursts: int) -> None:
+async def run(
+    url: str,
+    pid: int,
+    model_url: str,
+    relay: ServerProcess,
+    token: str,
+    levels: list[int],
+    turns: int,
+    bursts: int,
+    profile: Profile | None,
+    skip_directives: bool = False,
+    profile_output: str | None = None,
+) -> None:
     # aiohttp reads a stream for a third of httpx's CPU: the load generator shares the cores with the server.
     connector = aiohttp.TCPConnector(limit=max(levels) + 10)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300)) as client:
@@ -187,7 +200,11 @@ async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: s
             )
             for name, server_pid, call in paths:
                 cpu_before = cpu_seconds(server_pid)
-                sample = await measure(call, level, turns, bursts)
+                if profile and name in ("sse", "sse+session"):
+                    with profile:
+                        sample = await measure(call, level, turns, bursts)
+                else:
+                    sample = await measure(call, level, turns, bursts)
                 done = len(sample.total) or 1
                 rows.append((name, sample, (cpu_seconds(server_pid) - cpu_before) / done * 1000))
                 await asyncio.sleep(1.0)  # let titles and other after-turn work finish before the next phase
@@ -200,7 +217,13 @@ async def run(url: str, pid: int, model_url: str, relay: ServerProcess, token: s
                     f"{level:>7} {name:<11} {ttft50:7.0f}ms {sample.p(sample.ttft, 0.99):6.0f}ms {total50:8.0f}ms "
                     f"{sample.p(sample.total, 0.99):6.0f}ms {ratio_ttft:7.2f} {ratio_total:8.2f} {sample.errors:>4} {cpu_text:>9}"
                 )
-        await directives_on(client, url, model_url, token, levels[:2], turns, bursts)
+        if profile:
+            print("\nthe sse and sse+session rows' turns, all levels (py-spy ran beside them: their figures above include its load)")
+            profile.report()
+            if profile_output:
+                profile.save(profile_output)
+        if not skip_directives:
+            await directives_on(client, url, model_url, token, levels[:2], turns, bursts)
 
 
 async def directives_on(
@@ -233,6 +256,11 @@ def main() -> None:
     parser.add_argument("--token-delay", type=float, default=0.02)
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--bursts", type=int, default=1, help="bursts per concurrency level, pooled (steadier figures on a noisy machine)")
+    parser.add_argument(
+        "--profile", action="store_true", help="sample the server with py-spy during the streamed (SSE) turns; print where the CPU went"
+    )
+    parser.add_argument("--profile-output", help="with --profile: also write the samples there as collapsed stacks (for a flame graph)")
+    parser.add_argument("--no-directives", action="store_true", help="skip the directives-on rows")
     args = parser.parse_args()
     levels = [1, *(int(level) for level in args.concurrency.split(",") if level)]
 
@@ -288,7 +316,22 @@ def main() -> None:
                     ("chat-app", {"chatApp": {"chatAppId": "bench-directives", "title": "Bench", "enabled": True, **on}}),
                 ):
                     httpx.post(f"{server.url}/api/chat-admin/{path}", json=payload, headers=as_admin).raise_for_status()
-                asyncio.run(run(server.url, server.pid, model_url, relay, token, levels, args.turns, args.bursts))
+                profile = Profile(server.pid) if args.profile else None
+                asyncio.run(
+                    run(
+                        server.url,
+                        server.pid,
+                        model_url,
+                        relay,
+                        token,
+                        levels,
+                        args.turns,
+                        args.bursts,
+                        profile,
+                        args.no_directives,
+                        args.profile_output,
+                    )
+                )
     finally:
         model.terminate()
         model.wait(timeout=10)

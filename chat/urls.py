@@ -6,8 +6,6 @@ from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
 from chat.config.views import ConfigAdminViewSet
 from chat.doors.converse import ConverseView, RegenerateView
 from chat.doors.http import lazy_door
-from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
-from chat.doors.responses import ResponsesView, ResponseView
 from chat.doors.sessions import ApprovalDecisionView, ApprovalsView, SessionStopView, SessionStreamView
 from chat.feedback.views import FeedbackAdminViewSet, FeedbackViewSet
 from chat.files.views import FileViewSet
@@ -64,13 +62,15 @@ chat_urlpatterns = [
 
 # The protocol doors (docs/doors.md), at the root: OpenAI's SDKs take `<site>/v1` as their base URL.
 door_urlpatterns = [
-    path("v1/chat/completions", ChatCompletionsView.as_view(), name="door-chat-completions"),
-    path("v1/models", ModelsView.as_view(), name="door-models"),
-    path("v1/models/<str:modelId>", ModelsView.as_view(), name="door-model"),
-    path("v1/responses", ResponsesView.as_view(), name="door-responses"),
-    path("v1/responses/<str:responseId>", ResponseView.as_view(), name="door-response"),
-    re_path(r"^v1(?:/.*)?$", UnknownPathView.as_view()),
-    # the SDK doors, imported at their first request (chat.doors.http.lazy_door)
+    # imported at their first request (chat.doors.http.lazy_door), or by a server before it listens:
+    # they import the turn's admission, which `manage.py check` does not need (docs/decisions.md)
+    path("v1/chat/completions", lazy_door("chat.doors.openai.ChatCompletionsView"), name="door-chat-completions"),
+    path("v1/models", lazy_door("chat.doors.openai.ModelsView"), name="door-models"),
+    path("v1/models/<str:modelId>", lazy_door("chat.doors.openai.ModelsView"), name="door-model"),
+    path("v1/responses", lazy_door("chat.doors.responses.ResponsesView"), name="door-responses"),
+    path("v1/responses/<str:responseId>", lazy_door("chat.doors.responses.ResponseView"), name="door-response"),
+    re_path(r"^v1(?:/.*)?$", lazy_door("chat.doors.openai.UnknownPathView")),
+    # the SDK doors, likewise
     path("a2a/<str:chatAppId>", lazy_door("chat.doors.a2a.A2AView"), name="door-a2a"),
     path("a2a/<str:chatAppId>/.well-known/agent-card.json", lazy_door("chat.doors.a2a.AgentCardView"), name="door-a2a-card"),
     path("mcp", lazy_door("chat.doors.mcp.McpView"), name="door-mcp"),

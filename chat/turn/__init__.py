@@ -20,15 +20,63 @@
     events.py        the events, and their SSE, WebSocket and JSON encodings
 
 Transports only turn the events into their wire format; everything a turn decides is here.
+
+The names below are imported at their first use: importing the package (chat/apps.py does, for
+the definitions' signals; so does every door's module, which the URLconf of `manage.py check`
+imports) loads neither the prompt compiler nor the model clients. A server process loads them
+before it listens (`warm`, docs/decisions.md, "Warm start").
 """
 
 from __future__ import annotations
 
-from chat.turn.admission import Admitted, BearerCaller, Caller, CookieCaller, Refused, SocketCaller, admit, admit_action, admit_regenerate
-from chat.turn.events import Turn, TurnEvent, TurnReader, collect, error_event, frame, sse_chunks
-from chat.turn.prompt import warm
-from chat.turn.replay import Reader, resume, stop
-from chat.turn.run import go_on, start, wait_for_running_turns
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chat.turn.admission import (
+        Admitted,
+        BearerCaller,
+        Caller,
+        CookieCaller,
+        Refused,
+        SocketCaller,
+        admit,
+        admit_action,
+        admit_regenerate,
+    )
+    from chat.turn.events import Turn, TurnEvent, TurnReader, collect, error_event, frame, sse_chunks
+    from chat.turn.prompt import warm
+    from chat.turn.replay import Reader, resume, stop
+    from chat.turn.run import go_on, start, wait_for_running_turns
+
+_MODULES = {
+    "chat.turn.admission": (
+        "Admitted",
+        "BearerCaller",
+        "Caller",
+        "CookieCaller",
+        "Refused",
+        "SocketCaller",
+        "admit",
+        "admit_action",
+        "admit_regenerate",
+    ),
+    "chat.turn.events": ("Turn", "TurnEvent", "TurnReader", "collect", "error_event", "frame", "sse_chunks"),
+    "chat.turn.prompt": ("warm",),
+    "chat.turn.replay": ("Reader", "resume", "stop"),
+    "chat.turn.run": ("go_on", "start", "wait_for_running_turns"),
+}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Admitted",

@@ -27,7 +27,8 @@ from rest_framework import exceptions, serializers
 
 from agents.access import agent_access
 from agents.selectors import agent_get
-from chat.approvals.models import ApprovalStatus, PausedTurn, ToolApproval
+from chat.approvals.models import PausedTurn
+from chat.approvals.selectors import session_waits_for_approval
 from chat.approvals.services import approvals_supersede, decisions
 from chat.chat_apps.features import concurrent_turns
 from chat.chat_apps.selectors import chat_app_get, chat_app_usable_by
@@ -283,7 +284,7 @@ def _follows(request: dict[str, Any], context: TurnContext) -> Follows:
 
 
 def _superseded(session_id: uuid.UUID) -> list[GoingOn]:
-    if not ToolApproval.objects.filter(session_id=session_id, status=ApprovalStatus.PENDING).exists():
+    if not session_waits_for_approval(session_id):
         return []
     return [admit_going_on(message_id) for message_id in approvals_supersede(session_id=session_id)]
 

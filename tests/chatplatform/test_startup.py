@@ -57,3 +57,23 @@ def test_starting_django_imports_none_of_the_heavy_libraries():
     assert result.returncode == 0, result.stderr
     loaded = set(json.loads(result.stdout.strip().splitlines()[-1]))
     assert sorted(name for name in HEAVY if name in loaded) == []
+
+
+SETUP_ONLY = """
+import json, sys
+import django
+django.setup()
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_a_command_that_reads_no_urls_loads_no_turn_machinery():
+    """`issue_token` and the like only set Django up: the apps' signals name the turn package, but
+    its admission, prompt compiler and model clients load at a turn (or a server's warm start)."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "chatplatform.settings", "SECRET_KEY": "k" * 50}
+    for embedded in ("DATABASE_URL", "REDIS_URL", "CHAT_TASK_BACKEND"):
+        env.pop(embedded, None)
+    result = subprocess.run([sys.executable, "-c", SETUP_ONLY], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    loaded = set(json.loads(result.stdout.strip().splitlines()[-1]))
+    assert sorted(name for name in ("chat.turn.admission", "chat.turn.prompt", "chat.turn.run", "chatplatform.llm") if name in loaded) == []
