@@ -23,7 +23,6 @@ from chat.users.authentication import WebSocketAuthMiddleware  # noqa: E402
 from chatplatform import telemetry  # noqa: E402
 from chatplatform.api.websocket import OriginCheckedWebSocket  # noqa: E402
 from chatplatform.metrics import RequestMetrics  # noqa: E402
-from chatplatform.request_threads import RequestThreads  # noqa: E402
 
 telemetry.setup()  # only with an exporter configured (docs/deploy.md, "Traces")
 websocket_urlpatterns = [path("ws/chat/converse", ConverseConsumer.as_asgi())]
@@ -31,7 +30,7 @@ websocket_urlpatterns = [path("ws/chat/converse", ConverseConsumer.as_asgi())]
 application = telemetry.incoming(
     ProtocolTypeRouter(
         {
-            "http": RequestMetrics(RequestThreads(django_asgi_app)),
+            "http": RequestMetrics(django_asgi_app),
             "websocket": OriginCheckedWebSocket(WebSocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
         }
     )

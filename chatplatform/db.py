@@ -112,6 +112,16 @@ def close_connections(timeout: float = 5.0) -> None:
         future.result()
 
 
+def call_on_db_thread(function: Callable[..., Any], *args: Any) -> Any:
+    """Run sync `function` where its database connection is cheapest and wait for its result. Under
+    ASGI a request's thread is new each time, and so is its connection: opening one on SQLite costs
+    more than the query, so there it runs on the database threads, which keep theirs. On PostgreSQL, and inside
+    a transaction, it runs right here."""
+    if connections["default"].in_atomic_block or not _sqlite:  # PostgreSQL's pool lends a connection for less than a thread hop
+        return function(*args)
+    return _executor.submit(function, *args).result()
+
+
 @functools.cache
 def _converters(model: type[models.Model], names: tuple[str, ...], vendor: str) -> dict[int, tuple[list[Any], Any]]:
     """The backend's converters of these columns of `model`, learnt once from a compiled query."""

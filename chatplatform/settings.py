@@ -149,9 +149,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         **DATABASES["default"].get("OPTIONS", {}),
     }
-    # A thread keeps its connection: opening one costs more than a read, and the server's request
-    # threads live from one request to the next (chatplatform.request_threads; docs/decisions.md).
-    DATABASES["default"].setdefault("CONN_MAX_AGE", None)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_url("REDIS_URL", {"redis", "rediss", "unix"})

@@ -61,14 +61,18 @@ def _sessions_for_user_sql(vendor: str, in_chat_app: bool) -> str:
     return f"SELECT {listed} FROM ({both}) AS u ORDER BY u.grp, u.{created} DESC LIMIT %s"
 
 
-def sessions_for_user(*, user_id: str, chat_app_id: str | None, limit: int) -> list[SessionRecord]:
-    """A user's sessions, the pinned first, each group newest first (indexes chatsession_user_pinned,
-    chatsession_user_created / chatsession_user_app_created). Read on the request's own thread,
-    which keeps its connection (GET /api/chat/sessions is a frontend's most frequent read)."""
+def _sessions_for_user(user_id: str, chat_app_id: str | None, limit: int) -> list[SessionRecord]:
     sql = _sessions_for_user_sql(connections["default"].vendor, bool(chat_app_id))
     where = [user_id, *([chat_app_id] if chat_app_id else [])]
     params = [*where, limit, *where, limit, limit]
     return [SessionRecord(*row) for row in db.select(ChatSession, _LISTED, sql, params)]
+
+
+def sessions_for_user(*, user_id: str, chat_app_id: str | None, limit: int) -> list[SessionRecord]:
+    """A user's sessions, the pinned first, each group newest first (indexes chatsession_user_pinned,
+    chatsession_user_created / chatsession_user_app_created),
+    read on the database threads (GET /api/chat/sessions is a frontend's most frequent read)."""
+    return db.call_on_db_thread(_sessions_for_user, user_id, chat_app_id, limit)
 
 
 def session_messages(*, session: ChatSession, limit: int) -> list[ChatMessage]:

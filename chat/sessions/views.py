@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from asgiref.sync import async_to_sync
-from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -35,7 +33,7 @@ from chatplatform import llm
 from chatplatform.api.errors import ApiError, Code
 from chatplatform.api.permissions import acting_user_id
 from chatplatform.api.schema import envelope
-from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, checked_reusing, ok, ok_encoded
+from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, ok
 
 SESSION_ID = OpenApiParameter("sessionId", str, OpenApiParameter.PATH)
 _SessionsResponse = envelope("SessionsResponse", sessions=ChatSessionSerializer(many=True))
@@ -64,13 +62,11 @@ class SessionViewSet(ApiViewSet):
     """`GET /api/chat/sessions`, `.../sessions/search`, `.../sessions/{sessionId}/messages`, `.../title`, `.../pin`."""
 
     @extend_schema(operation_id="chat_sessions_list", parameters=[SessionsQuerySerializer], responses=_SessionsResponse)
-    def list(self, request: Request) -> HttpResponse:
-        query = checked_reusing(SessionsQuerySerializer, request.query_params)
+    def list(self, request: Request) -> Response:
+        query = checked(SessionsQuerySerializer, request.query_params)
         user_id = acting_user_id(request, query.get("userId"))
         sessions = sessions_for_user(user_id=user_id, chat_app_id=query.get("chatAppId") or None, limit=query["limit"])
-        # Plain values, encoded by orjson: the same bytes as DRF's renderer (U+2028/2029 unescaped), for
-        # less than its Response cost (docs/decisions.md, "Request threads and the session list").
-        return ok_encoded(orjson.dumps({"success": True, "sessions": ChatSessionSerializer(sessions, many=True).data}))
+        return ok(sessions=ChatSessionSerializer(sessions, many=True).data)
 
     @extend_schema(
         operation_id="chat_sessions_search",

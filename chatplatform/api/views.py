@@ -5,7 +5,6 @@ and carry the headers too), then permissions; the envelope on the way out.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -27,21 +26,6 @@ def checked(serializer_class: type[serializers.Serializer], data: Any) -> dict[s
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
-
-
-_kept_serializers = threading.local()
-
-
-def checked_reusing(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
-    """`checked`, by one serializer of the class per thread, reused (its `run_validation`, what
-    `is_valid` runs: the same errors). A new serializer deep-copies its declared fields, which
-    costs a frequent read more than its query (docs/decisions.md, "Request threads and the session list").
-    Only for serializers that keep no state between validations (no `context`, no `instance`)."""
-    kept: dict[Any, Any] = _kept_serializers.__dict__
-    serializer = kept.get(serializer_class)
-    if serializer is None:
-        serializer = kept[serializer_class] = serializer_class()
-    return dict(serializer.run_validation(data))
 
 
 def ok(**fields: Any) -> Response:
