@@ -12,7 +12,8 @@ import sys
 from tests.servers import ROOT
 
 # The model SDKs, the JavaScript engine, AWS, MCP, numerical and document libraries, the template
-# engine, CEL, Daphne/Twisted (runserver only), HTTP and JSON Schema clients of single features.
+# engine, CEL, Daphne/Twisted (runserver only), HTTP clients of single features. (jsonschema is
+# loaded: the site-wide features are checked against their schema at start-up, chat/apps.py.)
 HEAVY = [
     "redis",  # only with REDIS_URL
     "psycopg",  # only on PostgreSQL
@@ -32,7 +33,6 @@ HEAVY = [
     "twisted",
     "daphne",
     "httpx",
-    "jsonschema",
     "markdown_it",
     "rq",
 ]
