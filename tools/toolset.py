@@ -3,7 +3,7 @@
 For each tool id of the agent, after rollout `toolOverrides` swapped it: a tool that is missing,
 `retired`, or denied to this user by its own `accessRules` is not offered; otherwise every
 function of its `functionSchema` becomes one ToolSpec named after the function, its
-ParameterDefinitions translated to JSON Schema. A call
+ParameterDefinitions translated to JSON Schema (tools.arguments). A call
 
 1. checks the model's arguments against that schema before anything runs (a mismatch is an error
    result naming the argument and the rule; `null` for an optional parameter counts as absent),
@@ -22,25 +22,22 @@ from chat or agents (STYLE.md: tools is a leaf).
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 
 from chatplatform import llm
 from chatplatform.access import AccessRules, approval_required
+from tools.arguments import check_arguments, parameters_json_schema, truncated_text
 from tools.executors import Outcome, ToolError, timed_out
 from tools.models import ExecutionType, LifecycleStatus, ToolDefinition
 from tools.selectors import tools_by_ids
-
-if TYPE_CHECKING:
-    from jsonschema import Draft202012Validator, ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +46,6 @@ EVENT_FIELDS = ("userId", "sessionId", "chatAppId", "agentId", "customData", "ti
 _BACKSTOP_SECONDS = 5.0
 # The toolset's bound waits a little longer than the executors' own, which report more precisely.
 _SHARED_BOUND_GRACE_SECONDS = 0.75
-_MAX_REPORTED_ERRORS = 10
 
 
 # --- traces -------------------------------------------------------------------------------------
@@ -95,10 +91,6 @@ def _truncated(value: Any, limit: int) -> Any:
     return f"{text[:limit]}… ({len(text)} characters)"
 
 
-def _truncated_text(text: str, limit: int) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
-
-
 @dataclass
 class Toolset:
     """The ToolSpecs of a turn and the traces of the calls made so far (in the order they ended).
@@ -111,123 +103,6 @@ class Toolset:
     traces: list[ToolTrace] = field(default_factory=list)
     tool_ids: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
-
-
-# --- JSON Schema of a FunctionDefinition ---------------------------------------------------------
-
-
-def _parameter_schema(definition: Mapping[str, Any]) -> dict[str, Any]:
-    kind = definition.get("type")
-    schema: dict[str, Any] = {}
-    if kind in ("string", "number", "boolean", "object", "array"):
-        schema["type"] = kind
-    if isinstance(definition.get("description"), str) and definition["description"]:
-        schema["description"] = definition["description"]
-    if kind == "string" and isinstance(definition.get("enum"), list) and definition["enum"]:
-        schema["enum"] = list(definition["enum"])
-    if kind == "array" and isinstance(definition.get("items"), Mapping):
-        schema["items"] = _parameter_schema(definition["items"])
-    if kind == "object":
-        schema.update(_object_schema(definition.get("properties")))
-    return schema
-
-
-def _object_schema(parameters: Any) -> dict[str, Any]:
-    parameters = parameters if isinstance(parameters, Mapping) else {}
-    definitions = {name: value for name, value in parameters.items() if isinstance(value, Mapping)}
-    return {
-        "properties": {name: _parameter_schema(value) for name, value in definitions.items()},
-        "required": [name for name, value in definitions.items() if value.get("required") is True],
-        "additionalProperties": False,
-    }
-
-
-def parameters_json_schema(function: Mapping[str, Any]) -> dict[str, Any]:
-    """FunctionDefinition.parameters → the JSON Schema of the tool's arguments object."""
-    return {"type": "object", **_object_schema(function.get("parameters"))}
-
-
-@functools.lru_cache(maxsize=1024)
-def _validator(schema_json: str) -> Draft202012Validator:
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(json.loads(schema_json))
-
-
-def _without_optional_nulls(value: Any, schema: Mapping[str, Any]) -> Any:
-    """Models often send `null` for an optional parameter they mean to leave out."""
-    if not isinstance(value, dict) or schema.get("type") != "object":
-        if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
-            return [_without_optional_nulls(item, schema["items"]) for item in value]
-        return value
-    properties, required = schema.get("properties", {}), set(schema.get("required", ()))
-    return {
-        key: _without_optional_nulls(item, properties.get(key, {}))
-        for key, item in value.items()
-        if not (item is None and key not in required)
-    }
-
-
-_JSON_TYPES = {"string": "a string", "number": "a number", "boolean": "true or false", "object": "an object", "array": "an array"}
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
-
-
-def _path(parts: Iterable[Any]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _messages(error: ValidationError, function: str) -> list[str]:
-    here = _path(error.absolute_path)
-    where = f"argument '{here}'" if here else "arguments"
-
-    def child(name: str) -> str:
-        return f"argument '{_path([*error.absolute_path, name])}'"
-
-    if error.validator == "required":
-        missing = [name for name in error.validator_value if isinstance(error.instance, dict) and name not in error.instance]
-        return [f"{child(name)}: is required" for name in missing]
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        known = sorted(error.schema.get("properties", {}))  # sorted: jsonb (PostgreSQL) does not keep key order
-        owner = f"of {function}" if not here else f"of '{here}'"
-        allowed = f" (allowed: {', '.join(known)})" if known else " (it takes none)"
-        return [f"{child(name)}: is not a parameter {owner}{allowed}" for name in error.instance if name not in known]
-    if error.validator == "type":
-        expected = _JSON_TYPES.get(str(error.validator_value), str(error.validator_value))
-        if not here:
-            return [f"arguments: must be {expected}, got {_json_type(error.instance)}"]
-        return [f"{where}: must be {expected}, got {_json_type(error.instance)}"]
-    if error.validator == "enum":
-        allowed = ", ".join(json.dumps(value) for value in error.validator_value)
-        return [f"{where}: must be one of {allowed}, got {_truncated_text(json.dumps(error.instance, default=str), 80)}"]
-    return [f"{where}: {error.message}"]
-
-
-def check_arguments(function: str, schema: Mapping[str, Any], arguments: Any) -> dict[str, Any]:
-    """The arguments to run with (optional nulls removed); ToolError naming each broken rule."""
-    arguments = _without_optional_nulls(arguments, schema)
-    validator = _validator(json.dumps(schema))
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(map(str, e.absolute_path)), str(e.validator)))
-    if not errors:
-        return arguments
-    messages = [message for error in errors for message in _messages(error, function)]
-    shown = messages[:_MAX_REPORTED_ERRORS] + (
-        [f"and {len(messages) - _MAX_REPORTED_ERRORS} more"] if len(messages) > _MAX_REPORTED_ERRORS else []
-    )
-    raise ToolError(f"invalid arguments for {function}: {'; '.join(shown)}. Nothing was run; correct the arguments and call again.")
 
 
 # --- calls --------------------------------------------------------------------------------------
@@ -357,7 +232,7 @@ def _spec(
                     duration_ms=duration_ms,
                     outcome=outcome,
                     result=_truncated(result, limit) if outcome == "ok" else None,
-                    error=_truncated_text(error, limit) if error is not None else None,
+                    error=truncated_text(error, limit) if error is not None else None,
                 )
             )
 
@@ -366,7 +241,7 @@ def _spec(
                 raise ToolError("needs a person's approval, which this turn cannot wait for (a collaborator's own tools run unattended)")
             result = await run(arguments)
         except ToolError as exc:
-            exc.message = _truncated_text(exc.message, limit)
+            exc.message = truncated_text(exc.message, limit)
             trace(exc.outcome, error=exc.message)
             raise
         except asyncio.CancelledError:
