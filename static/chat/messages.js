@@ -4,6 +4,7 @@
 // reload shows what the stream showed. Each message is an `article` with `data-message-role`, and
 // `data-message-id` once stored (docs/widgets.md, "What the page knows (server → browser)").
 
+import { copyButton } from "chat/copy";
 import { el } from "chat/dom";
 import { fileList } from "chat/files";
 import { MessageRenderer } from "chat/render";
@@ -90,6 +91,10 @@ class Answer {
   stored(messageId) {
     this.article.dataset.messageId = messageId;
     this.article.removeAttribute("aria-busy");
+    // Copy gives the answer as the model wrote it, Markdown and widget tags included.
+    if (!this.footer.querySelector(".copy-answer")) {
+      this.footer.prepend(copyButton({ label: "Copy the answer", className: "copy-answer", text: () => this.renderer.text }));
+    }
   }
 
   // Stopped by its user (docs/api.md, "Resume, stop and approvals"): what had streamed is the answer.
