@@ -17,6 +17,8 @@
 // still be arriving (`<acme.ch` at the end of the text), that end is held back a frame, so it
 // never flashes as text.
 
+import { copyButton } from "chat/copy";
+import { el } from "chat/dom";
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
 
@@ -39,6 +41,55 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 // The sanitized DOM of some HTML: a DocumentFragment with nothing that can run.
 export function sanitize(html) {
   return DOMPurify.sanitize(html, PURIFY);
+}
+
+// --- code blocks ------------------------------------------------------------------------------
+
+// highlight.js (static/vendor/highlight, the common languages) is fetched the first time a code
+// block is rendered, never before: most answers have none (docs/decisions.md, "The browser").
+let highlighter = null;
+const AUTO_DETECT_LIMIT = 5000; // characters: guessing the language of a longer block costs a frame or more
+
+function highlightLater(code) {
+  highlighter ??= import("vendor/highlight").then((module) => module.default);
+  highlighter.then(
+    (hljs) => highlight(hljs, code),
+    (error) => console.error("the code highlighter did not load", error),
+  );
+}
+
+function highlight(hljs, code) {
+  const text = code.textContent;
+  const named = /(?:^|\s)language-([\w+#.-]+)/.exec(code.className)?.[1];
+  const language = named && hljs.getLanguage(named) ? named : null;
+  if (!language && text.length > AUTO_DETECT_LIMIT) return;
+  const result = language ? hljs.highlight(text, { language, ignoreIllegals: true }) : hljs.highlightAuto(text);
+  // highlight.js escapes the code; its spans still go through the sanitizer like all model output.
+  code.replaceChildren(sanitize(result.value));
+  code.classList.add("hljs");
+  code.dataset.language = result.language || "plaintext";
+}
+
+// A complete code block: a bar with its language and a Copy button over it, highlighted once loaded.
+function decorateCode(fragment) {
+  for (const code of fragment.querySelectorAll("pre > code")) {
+    const pre = code.parentElement;
+    const language = /(?:^|\s)language-([\w+#.-]+)/.exec(code.className)?.[1] || "";
+    const text = code.textContent;
+    const block = el("div", { class: "code-block" });
+    pre.replaceWith(block);
+    block.append(
+      el(
+        "div",
+        { class: "code-bar" },
+        el("span", { class: "code-language", text: language }),
+        copyButton({ label: language ? `Copy the ${language} code` : "Copy the code", className: "copy-code", text: () => text }),
+      ),
+      pre,
+    );
+    highlightLater(code);
+  }
+  return fragment;
 }
 
 // --- widget tags ------------------------------------------------------------------------------
@@ -146,7 +197,7 @@ export class MessageRenderer {
   }
 
   freezeMarkdown(text) {
-    if (text.trim()) this.freeze(sanitize(markdown.parse(text)));
+    if (text.trim()) this.freeze(decorateCode(sanitize(markdown.parse(text))));
     this.frozenUpTo += text.length;
   }
 
