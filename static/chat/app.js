@@ -163,4 +163,9 @@ try {
 } catch (error) {
   console.error("the spotlight or the hero did not start", error);
 }
+// Once a conversation has messages, the spotlight and the hero give the answers the room.
+const pane = $(".messages");
+const conversing = () => widgets?.conversing(pane.querySelector(".message") !== null);
+new MutationObserver(conversing).observe(pane, { childList: true });
+conversing();
 document.body.dataset.ready = "true";

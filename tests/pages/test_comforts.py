@@ -3,11 +3,16 @@ block, code highlighted by highlight.js, light and dark themes kept in the perso
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
+from collections.abc import Callable, Iterator
+from typing import Any
 
+import pytest
 from playwright.sync_api import expect
 
-from tests.pages.conftest import Person, Site, shot
+from tests.pages.conftest import Person, Site, shot, start_site
 from tests.pages.test_sessions import say
 from tests.peers.openai_server import Reply
 
@@ -87,3 +92,60 @@ def test_a_code_block_is_highlighted_in_both_themes_and_the_choice_is_kept(site:
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(17, 20, 24)"
     page.emulate_media(color_scheme="light")
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(246, 247, 249)"
+
+
+@pytest.fixture(scope="module")
+def demo_site(site: Site) -> Iterator[Site]:
+    """The seeded demo chat app with tags on site-wide, as `make run` has it: a spotlight and a hero."""
+    features = json.dumps({"promptInputFieldLabel": "Ask a question", "tags": {"enabled": True}})
+    with contextlib.ExitStack() as stack:
+        yield start_site({**site.env, "CHAT_SITE_FEATURES": features}, site.model, stack, seed=False)
+
+
+def inside(page: Any, locator: Any, container: Any) -> bool:
+    """Whether `locator` is wholly inside `container`'s box and the window."""
+    box, frame = locator.bounding_box(), container.bounding_box()
+    height = page.viewport_size["height"]
+    return frame["y"] <= box["y"] and box["y"] + box["height"] <= min(frame["y"] + frame["height"], height) + 0.5
+
+
+def test_a_conversation_takes_the_room_from_the_spotlight_and_the_hero(demo_site: Site, person_factory: Callable[..., Person]):
+    person = person_factory(given_name="Ada", viewport={"width": 1280, "height": 800})
+    person.site = demo_site
+    page = person.open("/chat/demo/")
+    spotlight_cards = page.locator("#spotlight-track")
+    hero_body = page.locator(".hero .widget-body")
+    expect(page.locator(".hero demo-welcome")).to_be_visible()
+    expect(spotlight_cards).to_be_visible()
+    shot(page, "room-welcome")
+
+    page.get_by_role("textbox", name="Ask the demo assistant").fill("Show me a chart of this week's visitors")
+    page.get_by_role("button", name="Send").click()
+    answer = page.locator('[data-message-role="assistant"]').last
+    chart = answer.locator(".widget-chart")
+    expect(chart).to_be_visible()
+    expect(answer).to_have_attribute("data-message-id", re.compile(".+"))
+    # The spotlight keeps its header, the hero its bar; the chart answer is seen whole in 800 px.
+    expect(spotlight_cards).to_be_hidden()
+    expect(page.get_by_role("button", name="Spotlight")).to_be_visible()
+    expect(hero_body).to_be_hidden()
+    expect(page.locator(".hero .widget-chrome")).to_be_visible()
+    page.wait_for_timeout(300)  # the chart's layout settles, the pane follows the answer
+    assert inside(page, answer, page.locator(".messages")), "the whole chart answer is in view"
+    shot(page, "room-conversation-800px")
+
+    # The person opens the spotlight again in a conversation: kept in their prefs, and after a reload.
+    with page.expect_response(re.compile(r"/api/chat/user/prefs$")):
+        page.get_by_role("button", name="Spotlight").click()
+    expect(spotlight_cards).to_be_visible()
+    assert person.api("GET", "/api/chat/user/prefs").json()["prefs"]["shelf"] == {"spotlight": "shown", "hero": "collapsed"}
+    page.reload()
+    expect(page.locator('[data-message-role="assistant"] .widget-chart')).to_be_visible()
+    expect(spotlight_cards).to_be_visible()
+    expect(hero_body).to_be_hidden()
+
+    # A new chat gives the welcome its room back.
+    page.get_by_role("button", name="New chat").click()
+    expect(page.locator("[data-message-role]")).to_have_count(0)
+    expect(hero_body).to_be_visible()
+    expect(spotlight_cards).to_be_visible()
