@@ -14,7 +14,10 @@ export class Room {
     this.hero = hero;
     this.save = save;
     const stored = prefs && typeof prefs[PREF] === "object" && prefs[PREF] ? prefs[PREF] : {};
-    this.choice = { spotlight: stored.spotlight === "shown" ? "shown" : "hidden", hero: stored.hero === "expanded" ? "expanded" : "collapsed" };
+    this.choice = {
+      spotlight: stored.spotlight === "shown" ? "shown" : "hidden",
+      hero: stored.hero === "expanded" ? "expanded" : "collapsed",
+    };
     this.conversing = false;
     this.welcome = null; // the shelf before the conversation took the room, given back at a new chat
     spotlight.onPersonToggle = () => this.chose({ spotlight: spotlight.visible ? "shown" : "hidden" });
