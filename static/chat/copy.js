@@ -1,5 +1,5 @@
 // Copy buttons (docs/api.md, "The chat page"): an answer's Markdown source, a code block's code.
-// The confirmation is both seen (the button says "Copied") and heard (a status region beside it).
+// The confirmation is both seen (the button says "Copied") and heard (a polite live region beside it).
 
 import { el } from "chat/dom";
 
@@ -7,7 +7,7 @@ const SHOWN_MS = 2000;
 
 // A Copy button and its status; `text()` is read at the click, so a growing answer copies all of it.
 export function copyButton({ label, text, className = "" }) {
-  const status = el("span", { class: "copy-status visually-hidden", role: "status" });
+  const status = el("span", { class: "copy-status visually-hidden", "aria-live": "polite" }); // not role=status: the page has one status line
   let timer = 0;
   const say = (shown, heard) => {
     button.textContent = shown;

@@ -37,7 +37,7 @@ def test_copy_puts_the_answers_markdown_and_a_code_blocks_code_on_the_clipboard(
 
     answer.get_by_role("button", name="Copy the answer").click()
     expect(answer.get_by_role("button", name="Copy the answer")).to_have_text("Copied")
-    expect(answer.locator(".message-footer").get_by_role("status")).to_have_text("Copied to the clipboard")
+    expect(answer.locator(".message-footer [aria-live=polite]")).to_have_text("Copied to the clipboard")
     assert page.evaluate("navigator.clipboard.readText()") == ANSWER
 
     answer.get_by_role("button", name="Copy the python code").click()
@@ -149,3 +149,24 @@ def test_a_conversation_takes_the_room_from_the_spotlight_and_the_hero(demo_site
     expect(page.locator("[data-message-role]")).to_have_count(0)
     expect(hero_body).to_be_visible()
     expect(spotlight_cards).to_be_visible()
+
+
+def test_a_conversations_menu_holds_rename_pin_share_and_delete(site: Site, person: Person):
+    site.chat_app("pages-menu")
+    page = person.open("/chat/pages-menu/")
+    say(page, "A conversation about the menu")
+    sidebar = page.get_by_role("navigation", name="Conversations")
+    line = sidebar.locator(".session").first
+    expect(line.get_by_role("button")).to_have_count(0)  # everything but the link waits in the menu
+    more = sidebar.get_by_label(re.compile("More for .*menu"))
+    more.click()
+    names = [re.compile("Rename"), "Pin", "Share", re.compile("Delete")]
+    for name in names:
+        expect(line.get_by_role("button", name=name)).to_be_visible()
+    shot(page, "comforts-conversation-menu")
+    page.keyboard.press("Escape")  # closes the menu, focus back on its button
+    expect(line.get_by_role("button", name="Pin")).to_be_hidden()
+    expect(more).to_be_focused()
+    more.click()
+    page.locator(".messages").click()  # a click elsewhere closes it too
+    expect(line.get_by_role("button", name="Pin")).to_be_hidden()
