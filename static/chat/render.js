@@ -45,30 +45,41 @@ export function sanitize(html) {
 
 // --- code blocks ------------------------------------------------------------------------------
 
-// highlight.js (static/vendor/highlight, the common languages) is fetched the first time a code
-// block is rendered, never before: most answers have none (docs/decisions.md, "The browser").
-let highlighter = null;
-const AUTO_DETECT_LIMIT = 5000; // characters: guessing the language of a longer block costs a frame or more
+// highlight.js (static/vendor/highlight, the common languages) runs in a worker
+// (chat/highlight-worker), started the first time a code block is rendered, never before: most
+// answers have none, and loading it or compiling a grammar in the page would hold up a streaming
+// answer's frames (docs/decisions.md, "The browser").
+class CodeHighlighter {
+  constructor() {
+    this.worker = null;
+    this.waiting = new Map(); // message id → the <code> it is for
+    this.sent = 0;
+  }
 
-function highlightLater(code) {
-  highlighter ??= import("vendor/highlight").then((module) => module.default);
-  highlighter.then(
-    (hljs) => highlight(hljs, code),
-    (error) => console.error("the code highlighter did not load", error),
-  );
+  add(code, language) {
+    this.worker ??= this.start();
+    this.sent += 1;
+    this.waiting.set(this.sent, code);
+    this.worker.postMessage({ id: this.sent, text: code.textContent, language, library: import.meta.resolve("vendor/highlight") });
+  }
+
+  start() {
+    const worker = new Worker(import.meta.resolve("chat/highlight-worker"), { type: "module" });
+    worker.addEventListener("message", ({ data }) => {
+      const code = this.waiting.get(data.id);
+      this.waiting.delete(data.id);
+      if (!code?.isConnected || data.html === null) return; // a block replaced since, or left plain
+      // highlight.js escapes the code; its spans still go through the sanitizer like all model output.
+      code.replaceChildren(sanitize(data.html));
+      code.classList.add("hljs");
+      code.dataset.language = data.language;
+    });
+    worker.addEventListener("error", (event) => console.error("the code highlighter failed", event.message));
+    return worker;
+  }
 }
 
-function highlight(hljs, code) {
-  const text = code.textContent;
-  const named = /(?:^|\s)language-([\w+#.-]+)/.exec(code.className)?.[1];
-  const language = named && hljs.getLanguage(named) ? named : null;
-  if (!language && text.length > AUTO_DETECT_LIMIT) return;
-  const result = language ? hljs.highlight(text, { language, ignoreIllegals: true }) : hljs.highlightAuto(text);
-  // highlight.js escapes the code; its spans still go through the sanitizer like all model output.
-  code.replaceChildren(sanitize(result.value));
-  code.classList.add("hljs");
-  code.dataset.language = result.language || "plaintext";
-}
+const highlighter = new CodeHighlighter();
 
 // A complete code block: a bar with its language and a Copy button over it, highlighted once loaded.
 function decorateCode(fragment) {
@@ -87,7 +98,7 @@ function decorateCode(fragment) {
       ),
       pre,
     );
-    highlightLater(code);
+    highlighter.add(code, language);
   }
   return fragment;
 }
