@@ -170,3 +170,18 @@ def test_a_conversations_menu_holds_rename_pin_share_and_delete(site: Site, pers
     more.click()
     page.locator(".messages").click()  # a click elsewhere closes it too
     expect(line.get_by_role("button", name="Pin")).to_be_hidden()
+
+
+def test_the_demo_reads_well_in_the_dark_theme(demo_site: Site, person_factory: Callable[..., Person]):
+    person = person_factory(given_name="Ada", viewport={"width": 1280, "height": 800})
+    person.site = demo_site
+    person.page.emulate_media(color_scheme="dark")
+    page = person.open("/chat/demo/")
+    expect(page.locator(".hero demo-welcome")).to_be_visible()
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(17, 20, 24)"
+    shot(page, "comforts-demo-dark")
+    page.get_by_role("textbox", name="Ask the demo assistant").fill("Show me a chart of this week's visitors")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator('[data-message-role="assistant"] .widget-chart')).to_be_visible()
+    page.wait_for_timeout(300)  # the chart's first paint
+    shot(page, "comforts-demo-chart-dark")
