@@ -47,6 +47,22 @@ def test_copy_puts_the_answers_markdown_and_a_code_blocks_code_on_the_clipboard(
     shot(page, "comforts-copied")
 
 
+def test_a_shared_conversation_highlights_its_code_too(site: Site, person: Person, person_factory, model):
+    site.chat_app("pages-shared-code")
+    model.script([Reply(text=ANSWER)])
+    page = person.open("/chat/pages-shared-code/")
+    say(page, "Write a greeting function")
+    session_id = page.url.rstrip("/").rsplit("/", 1)[1]
+    url = person.api("POST", f"/api/chat/sessions/{session_id}/share").json()["url"]
+    other = person_factory(given_name="Grace").page
+    other.goto(url)
+    code = other.locator('[data-message-role="assistant"] pre code')
+    expect(code).to_have_attribute("data-language", "python")
+    expect(code.locator(".hljs-keyword").first).to_have_text("def")
+    expect(other.get_by_role("button", name="Copy the python code")).to_be_visible()
+    shot(other, "comforts-shared-code")
+
+
 def test_a_code_block_is_highlighted_in_both_themes_and_the_choice_is_kept(site: Site, person: Person, model):
     site.chat_app("pages-themes")
     model.script([Reply(text=ANSWER, token_delay=0.01)])
