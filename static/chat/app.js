@@ -52,7 +52,17 @@ const approvals = new Approvals({
   goOn: (response, answer, sessionId) => turns.goOn(response, answer, sessionId),
   resume: (sessionId) => turns.resume(sessionId),
 });
-const messages = new Messages({ features, tags: widgets?.tags ?? INERT_TAGS, feedback, approvals });
+const messages = new Messages({
+  features,
+  tags: widgets?.tags ?? INERT_TAGS,
+  feedback,
+  approvals,
+  branches: {
+    edit: (article, text, parentMessageId) => turns.send(text, [], { article, parentMessageId }),
+    regenerate: (article) => turns.regenerate(article),
+    step: (messageId) => conversation.step(messageId),
+  },
+});
 const sessions = new Sessions({
   sidebar: $("#sidebar"),
   toggle: $(".sidebar-toggle"),
