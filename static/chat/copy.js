@@ -10,11 +10,11 @@ export function copyButton({ label, text, className = "" }) {
   const status = el("span", { class: "copy-status visually-hidden", "aria-live": "polite" }); // not role=status: the page has one status line
   let timer = 0;
   const say = (shown, heard) => {
-    button.textContent = shown;
+    button.dataset.label = shown;
     status.textContent = heard;
     clearTimeout(timer);
     timer = setTimeout(() => {
-      button.textContent = "Copy";
+      button.dataset.label = "Copy";
       status.textContent = "";
     }, SHOWN_MS);
   };
@@ -23,7 +23,7 @@ export function copyButton({ label, text, className = "" }) {
     class: `button button-small copy ${className}`.trim(),
     "aria-label": label,
     title: label,
-    text: "Copy",
+    "data-label": "Copy", // drawn by CSS (chat.css, .copy): the message's text stays what was said
     onclick: async () => {
       try {
         // The Clipboard API needs a secure context (https, or localhost): elsewhere it is missing.

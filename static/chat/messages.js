@@ -37,7 +37,7 @@ export class Messages {
       type: "button",
       class: "button button-small copy edit-question",
       "aria-label": "Edit the question",
-      text: "Edit",
+      "data-label": "Edit",
       onclick: () => this.editing(article, text, parentMessageId),
     });
     article.append(el("div", { class: "message-tools" }, this.versions(messageId, siblingIds, "question"), edit));
@@ -132,7 +132,7 @@ export class Messages {
         type: "button",
         class: "button button-small copy regenerate",
         "aria-label": "Regenerate the answer",
-        text: "Regenerate",
+        "data-label": "Regenerate",
         onclick: () => this.branches.regenerate(answer.article),
       });
       answer.footer.querySelector(".copy-wrap")?.after(regenerate, this.versions(message.messageId, message.siblingIds, "answer") ?? "");

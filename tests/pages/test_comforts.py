@@ -36,12 +36,12 @@ def test_copy_puts_the_answers_markdown_and_a_code_blocks_code_on_the_clipboard(
     answer = page.locator('[data-message-role="assistant"]').last
 
     answer.get_by_role("button", name="Copy the answer").click()
-    expect(answer.get_by_role("button", name="Copy the answer")).to_have_text("Copied")
+    expect(answer.get_by_role("button", name="Copy the answer")).to_have_attribute("data-label", "Copied")
     expect(answer.locator(".message-footer [aria-live=polite]")).to_have_text("Copied to the clipboard")
     assert page.evaluate("navigator.clipboard.readText()") == ANSWER
 
     answer.get_by_role("button", name="Copy the python code").click()
-    expect(answer.get_by_role("button", name="Copy the python code")).to_have_text("Copied")
+    expect(answer.get_by_role("button", name="Copy the python code")).to_have_attribute("data-label", "Copied")
     code = ANSWER.split("```python\n")[1].split("```")[0]
     assert page.evaluate("navigator.clipboard.readText()") == code
     shot(page, "comforts-copied")
@@ -201,3 +201,44 @@ def test_the_demo_reads_well_in_the_dark_theme(demo_site: Site, person_factory: 
     expect(page.locator('[data-message-role="assistant"] .widget-chart')).to_be_visible()
     page.wait_for_timeout(300)  # the chart's first paint
     shot(page, "comforts-demo-chart-dark")
+
+
+def test_edit_a_question_regenerate_an_answer_and_step_between_versions(site: Site, person: Person, model):
+    site.chat_app("pages-branches")
+    page = person.open("/chat/pages-branches/")
+    say(page, "First question")
+    say(page, "Second question about apples")
+    questions = page.locator('[data-message-role="user"]')
+    answers = page.locator('[data-message-role="assistant"]')
+
+    # Edit the second question: it is asked again as a second version, the first kept.
+    questions.last.get_by_role("button", name="Edit the question").click()
+    box = questions.last.get_by_role("textbox", name="Edited question")
+    expect(box).to_have_value("Second question about apples")
+    box.fill("Second question about pears")
+    questions.last.get_by_role("button", name="Send").click()
+    expect(answers.last).to_have_text(re.compile("You said: Second question about pears"))
+    expect(questions.last.get_by_role("group", name="Versions of this question")).to_contain_text("2/2")
+    expect(questions).to_have_count(2)
+    shot(page, "branches-edited")
+    turn = next(body for body in reversed(model.requests) if "pears" in str(body["messages"][-1].get("content")))
+    assert "apples" not in str(turn["messages"]), "the model got the new branch's path only"
+
+    # ‹ 1/2 ›: the first version, with the answer it had.
+    questions.last.get_by_role("button", name="Previous version of this question").click()
+    expect(questions.last).to_contain_text("Second question about apples")
+    expect(answers.last).to_have_text(re.compile("You said: Second question about apples"))
+    expect(questions.last.get_by_role("group", name="Versions of this question")).to_contain_text("1/2")
+
+    # Regenerate that answer: a second version of it, the first kept.
+    model.script([Reply(text="Apples, once more.", token_delay=0.01)])
+    answers.last.get_by_role("button", name="Regenerate the answer").click()
+    expect(answers.last).to_contain_text("Apples, once more.")
+    versions = answers.last.get_by_role("group", name="Versions of this answer")
+    expect(versions).to_contain_text("2/2")
+    expect(questions.last).to_contain_text("Second question about apples")
+    shot(page, "branches-regenerated")
+    versions.get_by_role("button", name="Previous version of this answer").click()
+    expect(answers.last).to_have_text(re.compile("You said: Second question about apples"))
+    expect(answers.last.get_by_role("group", name="Versions of this answer")).to_contain_text("1/2")
+    shot(page, "branches-stepped")
