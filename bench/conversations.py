@@ -62,10 +62,12 @@ def load(sessions: int, messages: int, per_user: int, corpus: Corpus) -> float:
         user_id = f"u{index // per_user}"
         session = ChatSession(user_id=user_id, chat_app_id="support", agent_id="helper", title=" ".join(corpus.draw(4)).capitalize())
         pending_sessions.append(session)
+        parent = None  # one straight branch, as a session's turns make it
         for turn in range(messages):
             source = "user" if turn % 2 == 0 else "assistant"
             text = " ".join(rng.choices(pool, k=1 if source == "user" else rng.randint(2, 6)))
-            pending_messages.append(ChatMessage(session=session, user_id=user_id, source=source, message=text, timestamp=now))
+            parent = ChatMessage(session=session, user_id=user_id, source=source, message=text, timestamp=now, parent=parent)
+            pending_messages.append(parent)
         if len(pending_messages) >= BATCH:
             flush()
     flush()

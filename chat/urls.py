@@ -4,7 +4,7 @@ from django.urls import path, re_path
 
 from chat.chat_apps.views import ChatAppAdminViewSet, ChatAppViewSet
 from chat.config.views import ConfigAdminViewSet
-from chat.doors.converse import ConverseView
+from chat.doors.converse import ConverseView, RegenerateView
 from chat.doors.http import lazy_door
 from chat.doors.openai import ChatCompletionsView, ModelsView, UnknownPathView
 from chat.doors.responses import ResponsesView, ResponseView
@@ -32,6 +32,7 @@ chat_urlpatterns = [
     # before sessions/<str:sessionId>, which would take "search" for a session's id
     path("sessions/search", SessionViewSet.as_view({"get": "search"}), name="chat-sessions-search"),
     path("sessions/<str:sessionId>/messages", SessionViewSet.as_view({"get": "messages"}), name="chat-session-messages"),
+    path("sessions/<str:sessionId>/messages/<str:messageId>/regenerate", RegenerateView.as_view(), name="chat-message-regenerate"),
     path("sessions/<str:sessionId>/title", SessionViewSet.as_view({"post": "title"}), name="chat-session-title"),
     path("sessions/<str:sessionId>/pin", SessionViewSet.as_view({"post": "pin", "delete": "unpin"}), name="chat-session-pin"),
     path(

@@ -114,6 +114,8 @@ class ChatMessageFactory(factory.django.DjangoModelFactory):
     user_id = factory.LazyAttribute(lambda m: m.session.user_id)
     source = "user"
     message = factory.Sequence(lambda n: f"message {n}")
+    # A straight branch by default: each message follows the session's latest one (docs/api.md, "Branches").
+    parent = factory.LazyAttribute(lambda m: ChatMessage.objects.filter(session=m.session).order_by("-timestamp", "-message_id").first())
 
 
 class SemanticDirectiveFactory(factory.django.DjangoModelFactory):

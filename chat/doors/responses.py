@@ -252,7 +252,8 @@ class ResponsesView(OpenAIDoorView):
             body = self.read_body(request, ResponseRequestSerializer)
             previous = body.get("previous_response_id")
             session_id = session_of_response(previous, user) if previous else None
-            return DoorMessage(body["model"], body["message"], session_id, body["history"], options=body)
+            # The new message follows that response, whatever was said after it (docs/doors.md, "OpenAI Responses").
+            return DoorMessage(body["model"], body["message"], session_id, body["history"], options=body, parent_message_id=previous)
 
         try:
             door = await admit_door(caller_of(request), read)

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from chat.doors.converse import converse_openapi
+from chat.doors.converse import converse_openapi, regenerate_openapi
 from chat.doors.sessions import approvals_openapi, decision_openapi, stop_openapi, stream_openapi
 
 # (path, its pattern, method, the DRF function that carries its schema)
 DOORS = [
     ("/api/chat/converse", r"^api/chat/converse$", "POST", converse_openapi),
     ("/api/chat/sessions/{sessionId}/stream", r"^api/chat/sessions/(?P<sessionId>[^/]+)/stream$", "GET", stream_openapi),
+    (
+        "/api/chat/sessions/{sessionId}/messages/{messageId}/regenerate",
+        r"^api/chat/sessions/(?P<sessionId>[^/]+)/messages/(?P<messageId>[^/]+)/regenerate$",
+        "POST",
+        regenerate_openapi,
+    ),
     ("/api/chat/sessions/{sessionId}/stop", r"^api/chat/sessions/(?P<sessionId>[^/]+)/stop$", "POST", stop_openapi),
     ("/api/chat/sessions/{sessionId}/approvals", r"^api/chat/sessions/(?P<sessionId>[^/]+)/approvals$", "GET", approvals_openapi),
     (

@@ -2,7 +2,8 @@
 turn's events as JSON frames `{"type": <event>, "eventId": <id>, ...fields}`, the same events as
 the SSE stream; or an action on a session's running turn: `{"action": "resume", "sessionId",
 "lastEventId?"}` streams its events as a resume does, `{"action": "stop", "sessionId"}` stops it
-(answered `{"type": "stop", "sessionId", "stopped"}`).
+(answered `{"type": "stop", "sessionId", "stopped"}`), `{"action": "regenerate", "sessionId",
+"messageId"}` answers that answer's question again as the regenerate endpoint does.
 
 Turns (and resumes) sent on one socket are answered one after another, in the order received
 (their deltas would otherwise interleave); a stop is answered at once. At most
@@ -132,12 +133,15 @@ class ConverseConsumer(AsyncWebsocketConsumer):
     async def _answer(self, body: str | bytes) -> None:
         try:
             action = _action(body)
-            if action is not None:
+            events: turn.Reader | None
+            if action is not None and action.get("action") == "regenerate":
+                events = turn.start(await self._regenerate(action)).reader()
+            elif action is not None:
                 events = await self._resume(action)
-                if events is None:
-                    return
             else:
                 events = turn.start(await turn.admit(self.caller, body)).reader()
+            if events is None:
+                return
         except turn.Refused as refused:
             await self._refused(refused.error)
             return
@@ -162,12 +166,19 @@ class ConverseConsumer(AsyncWebsocketConsumer):
 
     async def _resume(self, action: dict[str, Any]) -> turn.Reader | None:
         if action.get("action") != "resume":
-            raise turn.Refused(InvalidRequest("must be resume or stop (or send a converse body)", field="action"), None)
+            raise turn.Refused(InvalidRequest("must be resume, stop or regenerate (or send a converse body)", field="action"), None)
         session_id = await self._session_of(action)
         events = await turn.resume(session_id, action.get("lastEventId"))
         if events is None:  # nothing running or kept: the stored messages are the answer
             await self.send(text_data=orjson.dumps({"type": "idle", "sessionId": str(session_id)}).decode())
         return events
+
+    async def _regenerate(self, action: dict[str, Any]) -> turn.Admitted:
+        """`{"action": "regenerate", "sessionId", "messageId", "features?", "timezone?"}`: the answer's
+        question answered again, as the regenerate endpoint does (docs/api.md, "Regenerating an answer")."""
+        options = {key: action[key] for key in ("userId", "features", "timezone") if key in action}
+        session_id, message_id = str(action.get("sessionId") or ""), str(action.get("messageId") or "")
+        return await turn.admit_regenerate(self.caller, session_id, message_id, orjson.dumps(options))
 
     async def _stop(self, action: dict[str, Any]) -> None:
         try:

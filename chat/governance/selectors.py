@@ -26,8 +26,13 @@ def user_export(*, user: ChatUser) -> dict[str, Any]:
     the Chat API lists them."""
     sessions = list(ChatSession.objects.filter(user=user).order_by("-create_date"))
     messages: dict[Any, list[ChatMessage]] = {}
-    for message in ChatMessage.objects.filter(session__user=user).order_by("timestamp"):
+    children: dict[tuple[Any, Any], list[Any]] = {}
+    for message in ChatMessage.objects.filter(session__user=user).order_by("timestamp", "message_id"):
         messages.setdefault(message.session_id, []).append(message)
+        children.setdefault((message.session_id, message.parent_id), []).append(message.pk)
+    # Every branch is the user's data: all of a session's messages, each with its parent and siblings
+    # as the messages list gives them (docs/api.md, "Branches").
+    siblings = {message.pk: children[(message.session_id, message.parent_id)] for found in messages.values() for message in found}
     feedback = ChatSessionFeedback.objects.filter(user_id=user.pk).prefetch_related("internal_comments").order_by("-created_on")
     return {
         "user": ChatUserSerializer(user).data,
@@ -37,7 +42,10 @@ def user_export(*, user: ChatUser) -> dict[str, Any]:
             for item in WidgetData.objects.filter(user=user).order_by("scope", "tag")
         ],
         "sessions": [
-            {**ChatSessionSerializer(session).data, "messages": ChatMessageSerializer(messages.get(session.pk, []), many=True).data}
+            {
+                **ChatSessionSerializer(session).data,
+                "messages": ChatMessageSerializer(messages.get(session.pk, []), many=True, context={"siblings": siblings}).data,
+            }
             for session in sessions
         ],
         "feedback": FeedbackSerializer(feedback, many=True).data,

@@ -28,7 +28,8 @@ from chat.chat_apps.models import ChatApp
 from chat.feedback.models import ChatSessionFeedback, FeedbackSeverity, FeedbackStatus, FeedbackType
 from chat.feedback.services import AI_FEEDBACK_USER, feedback_create
 from chat.insights.models import AnalysisStatus, SessionInsight
-from chat.sessions.models import ChatMessage, ChatSession
+from chat.sessions.models import ChatSession
+from chat.sessions.selectors import branch
 from chat.webhooks import delivery as webhooks
 from chat.webhooks.models import WebhookEvent
 from chatplatform import llm, tasks
@@ -162,11 +163,9 @@ def parse_answer(text: str) -> tuple[dict[str, Any], str]:
 
 
 def transcript(session: ChatSession) -> str:
-    """The prompt: the session's newest TRANSCRIPT_MESSAGES messages, oldest first."""
-    messages = list(
-        ChatMessage.objects.filter(session=session).order_by("-timestamp").values_list("source", "message")[:TRANSCRIPT_MESSAGES]
-    )
-    messages.reverse()
+    """The prompt: the newest TRANSCRIPT_MESSAGES messages of the session's current branch, oldest first
+    (the other branches are versions the user moved away from: docs/api.md, "Branches")."""
+    messages = [(message.source, message.message) for message in branch(session=session, limit=TRANSCRIPT_MESSAGES).messages]
     lines = [f'Conversation {session.session_id} in chat app "{session.chat_app_id}" with agent "{session.agent_id}".', "<conversation>"]
     for source, text in messages:
         clipped = text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + " […]"

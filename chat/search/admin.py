@@ -22,7 +22,8 @@ from chat.sessions.models import ChatMessage, ChatSession
 
 
 class ChatMessageInline(admin.TabularInline):
-    """A session's messages, read-only: what was said, by which model, at what cost."""
+    """A session's messages, read-only: what was said, by which model, at what cost, and where each
+    sits on the session's branches (the message it follows: docs/api.md, "Branches")."""
 
     model = ChatMessage
     extra = 0
@@ -30,6 +31,8 @@ class ChatMessageInline(admin.TabularInline):
     ordering = ("timestamp",)
     fields = (
         "timestamp",
+        "short_id",
+        "follows",
         "source",
         "message",
         "failure",
@@ -48,6 +51,15 @@ class ChatMessageInline(admin.TabularInline):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description="id")
+    def short_id(self, message: ChatMessage) -> str:
+        return str(message.message_id)[:8]
+
+    @admin.display(description="follows")
+    def follows(self, message: ChatMessage) -> str:
+        """The parent's id as `id` shows it: two messages that follow the same one are versions of each other."""
+        return str(message.parent_id)[:8] if message.parent_id else "– (start)"
 
     @admin.display(description="failed")
     def failure(self, message: ChatMessage) -> str:

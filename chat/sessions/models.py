@@ -126,12 +126,21 @@ class ChatMessage(models.Model):
     # Why the answer ended before the model finished it: "user" when its user stopped it (docs/api.md).
     stop_reason = models.CharField("stopReason", max_length=20, null=True, blank=True)
     timestamp = models.DateTimeField(default=timezone.now)
+    # The message it follows on its branch: a question's parent is the answer it follows, an answer's
+    # its question; null for a session's first (docs/api.md, "Branches"). DO_NOTHING: a session's
+    # messages are only ever deleted together, with their session, so a parent never goes before its
+    # children, and the messages stay deletable in one statement (no cascade for Django to collect).
+    parent = models.ForeignKey("self", on_delete=models.DO_NOTHING, null=True, blank=True, related_name="children", db_index=False)
 
     class Meta:
         verbose_name = "chat message"
         ordering = ["timestamp"]
-        # GET .../sessions/{sessionId}/messages (newest `limit`, shown oldest first) and the turn's history
-        indexes = [models.Index(fields=["session", "timestamp"], name="chatmessage_session_time")]
+        indexes = [
+            # GET .../sessions/{sessionId}/messages (newest `limit`, shown oldest first) and the turn's history
+            models.Index(fields=["session", "timestamp"], name="chatmessage_session_time"),
+            # a message's children (its siblings' list: docs/api.md, "Branches")
+            models.Index(fields=["session", "parent"], name="chatmessage_session_parent"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.source} {self.message_id}"

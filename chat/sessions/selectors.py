@@ -5,13 +5,14 @@ from __future__ import annotations
 import functools
 import uuid
 from collections import namedtuple
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections
 
-from chat.sessions.models import ChatMessage, ChatSession
+from chat.sessions.models import ChatMessage, ChatSession, MessageSource
 from chatplatform import db
-from chatplatform.api.errors import Code, NotFound
+from chatplatform.api.errors import Code, InvalidRequest, NotFound
 
 # --- sessions, messages, feedback -------------------------------------------------------------
 
@@ -75,7 +76,104 @@ def sessions_for_user(*, user_id: str, chat_app_id: str | None, limit: int) -> l
 
 
 def session_messages(*, session: ChatSession, limit: int) -> list[ChatMessage]:
-    """The newest `limit` messages, oldest first (docs/api.md, "Sessions"; index chatmessage_session_time)."""
-    newest = list(ChatMessage.objects.filter(session=session).order_by("-timestamp")[:limit])
-    newest.reverse()
-    return newest
+    """The current branch's newest `limit` messages, oldest first (docs/api.md, "Sessions", "Branches")."""
+    return branch(session=session, limit=limit).messages
+
+
+# --- branches (docs/api.md, "Branches") --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A path of a session's message tree: `messages` from the session's start to `leaf_id`, oldest
+    first; `siblings` each message's siblings' ids (itself included, oldest first)."""
+
+    messages: list[ChatMessage]
+    siblings: dict[uuid.UUID, list[uuid.UUID]]
+    leaf_id: uuid.UUID | None
+
+
+def branch(*, session: ChatSession, leaf_id: uuid.UUID | None = None, limit: int | None = None) -> Branch:
+    """The branch ending at `leaf_id` (by default the current one: the path to the session's most
+    recently created message), its newest `limit` messages. One query reads the session's (id,
+    parent) pairs, walked here, and one more the path's rows (index chatmessage_session_time).
+    InvalidRequest naming leafMessageId when `leaf_id` is not a message of the session."""
+    pairs = list(ChatMessage.objects.filter(session=session).order_by("timestamp", "message_id").values_list("message_id", "parent_id"))
+    if not pairs:
+        if leaf_id is not None:
+            raise InvalidRequest(f"{leaf_id} is not a message of this session", field="leafMessageId")
+        return Branch([], {}, None)
+    parents = dict(pairs)
+    if leaf_id is None:
+        leaf_id = pairs[-1][0]
+    elif leaf_id not in parents:
+        raise InvalidRequest(f"{leaf_id} is not a message of this session", field="leafMessageId")
+    path: list[uuid.UUID] = []
+    step: uuid.UUID | None = leaf_id
+    while step is not None and step in parents and len(path) <= len(parents):  # the bound: a cycle cannot loop
+        path.append(step)
+        step = parents[step]
+    path.reverse()
+    if limit is not None:
+        path = path[-limit:]
+    children: dict[uuid.UUID | None, list[uuid.UUID]] = {}
+    for message_id, parent_id in pairs:  # in creation order: each list oldest first
+        children.setdefault(parent_id, []).append(message_id)
+    rows = ChatMessage.objects.in_bulk(path)
+    return Branch([rows[key] for key in path if key in rows], {key: children[parents[key]] for key in path}, leaf_id)
+
+
+def branch_texts(*, leaf_id: uuid.UUID | None, limit: int) -> list[tuple[str, str]]:
+    """(source, text) of the path from a session's start to `leaf_id`, its newest `limit`, oldest first:
+    the history a turn gives the model (docs/api.md, "Branches"). One statement walking the parents
+    by primary key, so a turn's cost does not grow with the session's other branches."""
+    if leaf_id is None:
+        return []
+    connection = connections["default"]
+    key = ChatMessage._meta.pk
+    assert key is not None
+    with connection.cursor() as cursor:
+        cursor.execute(_branch_texts_sql(connection.vendor, limit), [key.get_db_prep_value(leaf_id, connection)])
+        rows = cursor.fetchall()
+    rows.reverse()
+    return [(source, text) for source, text, _ in rows]
+
+
+@functools.cache
+def _branch_texts_sql(vendor: str, limit: int) -> str:
+    table, column = db.sql_names(ChatMessage)
+    key, parent, source, text = column("message_id"), column("parent"), column("source"), column("message")
+    return (
+        f"WITH RECURSIVE path (source, body, parent, depth) AS ("
+        f"SELECT {source}, {text}, {parent}, 1 FROM {table} WHERE {key} = %s "
+        f"UNION ALL SELECT m.{source}, m.{text}, m.{parent}, path.depth + 1 FROM {table} AS m "
+        f"JOIN path ON m.{key} = path.parent WHERE path.depth < {int(limit)}) "
+        f"SELECT source, body, depth FROM path ORDER BY depth"
+    )
+
+
+def session_answer(*, session_id: uuid.UUID, message_id: uuid.UUID, user_id: str) -> ChatMessage | None:
+    """An assistant message of the user's session, or None (another user's alike)."""
+    answers = ChatMessage.objects.filter(pk=message_id, session_id=session_id, session__user_id=user_id, source=MessageSource.ASSISTANT)
+    return answers.first()
+
+
+def is_session_answer(*, session_id: uuid.UUID, message_id: uuid.UUID) -> bool:
+    """Whether `message_id` is an assistant message of the session: a primary-key read written out
+    once, as the turn's other statements (a converse body's parentMessageId is checked with it)."""
+    connection = connections["default"]
+    key = ChatMessage._meta.pk
+    assert key is not None
+    params = [key.get_db_prep_value(message_id, connection), key.get_db_prep_value(session_id, connection)]
+    with connection.cursor() as cursor:
+        cursor.execute(_is_session_answer_sql(connection.vendor), params)
+        return cursor.fetchone() is not None
+
+
+@functools.cache
+def _is_session_answer_sql(vendor: str) -> str:
+    table, column = db.sql_names(ChatMessage)
+    return (
+        f"SELECT 1 FROM {table} WHERE {column('message_id')} = %s AND {column('session')} = %s "
+        f"AND {column('source')} = '{MessageSource.ASSISTANT.value}'"
+    )

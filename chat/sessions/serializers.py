@@ -79,7 +79,8 @@ class ChatSessionSerializer(serializers.Serializer):
 
 class ChatMessageSerializer(serializers.Serializer):
     """ChatMessage (docs/api.md, "Sessions"). `traces` only where the context asks for them: `include_traces`
-    "all" as stored (the Admin API), "users" without the reasons of failures (chat.sessions.traces)."""
+    "all" as stored (the Admin API), "users" without the reasons of failures (chat.sessions.traces);
+    `siblingIds` where the context gives `siblings` (a branch's: chat.sessions.selectors.branch)."""
 
     messageId = serializers.UUIDField()
     sessionId = serializers.UUIDField()
@@ -103,6 +104,14 @@ class ChatMessageSerializer(serializers.Serializer):
     )
     stopReason = serializers.CharField(required=False, help_text='Only on an answer its user stopped: "user".')
     timestamp = serializers.DateTimeField()
+    parentMessageId = serializers.UUIDField(
+        allow_null=True, help_text="The message it follows on its branch: an answer's question, a question's answer; null for the first."
+    )
+    siblingIds = serializers.ListField(
+        child=serializers.UUIDField(),
+        required=False,
+        help_text="In a branch's list: the ids of the messages with the same parent, itself included, oldest first.",
+    )
 
     def to_representation(self, message: ChatMessage) -> dict[str, Any]:
         data = {
@@ -117,7 +126,11 @@ class ChatMessageSerializer(serializers.Serializer):
             "verifications": message.verifications,
             "executionDuration": message.execution_duration,
             "timestamp": _iso(message.timestamp),
+            "parentMessageId": str(message.parent_id) if message.parent_id else None,
         }
+        siblings = self.context.get("siblings")
+        if siblings is not None:
+            data["siblingIds"] = [str(key) for key in siblings.get(message.message_id, [message.message_id])]
         if message.error:
             data["error"] = message.error
         if message.citations is not None:
@@ -158,6 +171,9 @@ class SearchResultSerializer(serializers.Serializer):
 class MessagesQuerySerializer(serializers.Serializer):
     userId = StrictCharField(required=False, allow_blank=True)
     limit = WholeNumberField(required=False, default=50, min_value=1, max_value=1000)
+    leafMessageId = serializers.UUIDField(
+        required=False, help_text="The branch that ends at this message (default: the one of the most recently created message)."
+    )
 
 
 class TitleRequestSerializer(serializers.Serializer):

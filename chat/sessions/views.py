@@ -16,7 +16,7 @@ from chat.chat_apps.models import ChatApp
 from chat.chat_apps.selectors import chat_app_features
 from chat.sessions.models import ChatSession
 from chat.sessions.search import search_words, sessions_search
-from chat.sessions.selectors import session_get, session_messages, sessions_for_user
+from chat.sessions.selectors import Branch, branch, session_get, sessions_for_user
 from chat.sessions.serializers import (
     ChatMessageSerializer,
     ChatSessionSerializer,
@@ -38,7 +38,18 @@ from chatplatform.api.views import AdminApiViewSet, ApiViewSet, checked, ok
 SESSION_ID = OpenApiParameter("sessionId", str, OpenApiParameter.PATH)
 _SessionsResponse = envelope("SessionsResponse", sessions=ChatSessionSerializer(many=True))
 _SessionResponse = envelope("SessionResponse", session=ChatSessionSerializer())
-_MessagesResponse = envelope("MessagesResponse", messages=ChatMessageSerializer(many=True))
+_MessagesResponse = envelope(
+    "MessagesResponse",
+    messages=ChatMessageSerializer(many=True),
+    leafMessageId=serializers.UUIDField(allow_null=True, help_text="The branch's last message (null: no messages)."),
+)
+
+
+def _listed(found: Branch, include_traces: str | None) -> Response:
+    """A branch's messages (docs/api.md, "Branches"), each with its siblings' ids."""
+    context = {"include_traces": include_traces, "siblings": found.siblings}
+    leaf = str(found.leaf_id) if found.leaf_id else None
+    return ok(messages=ChatMessageSerializer(found.messages, many=True, context=context).data, leafMessageId=leaf)
 
 
 def own_session(request: Request, session_id: str, user_id: Any) -> ChatSession:
@@ -74,12 +85,11 @@ class SessionViewSet(ApiViewSet):
     def messages(self, request: Request, sessionId: str) -> Response:
         query = checked(MessagesQuerySerializer, request.query_params)
         session = own_session(request, sessionId, query.get("userId"))
-        messages = session_messages(session=session, limit=query["limit"])
+        found = branch(session=session, leaf_id=query.get("leafMessageId"), limit=query["limit"])
         # The chat page shows each answer's traces when the chat app's traces feature is on.
         app = ChatApp.objects.filter(pk=session.chat_app_id).first()
         traces = app is not None and is_enabled(chat_app_features(app), "traces")
-        shown = "users" if traces else None
-        return ok(messages=ChatMessageSerializer(messages, many=True, context={"include_traces": shown}).data)
+        return _listed(found, "users" if traces else None)
 
     @extend_schema(
         operation_id="chat_session_title",
@@ -125,5 +135,4 @@ class SessionAdminViewSet(AdminApiViewSet):
     def messages(self, request: Request, sessionId: str) -> Response:
         query = checked(MessagesQuerySerializer, request.query_params)
         session = session_get(session_id=sessionId)
-        messages = session_messages(session=session, limit=query["limit"])
-        return ok(messages=ChatMessageSerializer(messages, many=True, context={"include_traces": "all"}).data)
+        return _listed(branch(session=session, leaf_id=query.get("leafMessageId"), limit=query["limit"]), "all")

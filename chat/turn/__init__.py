@@ -24,7 +24,7 @@ Transports only turn the events into their wire format; everything a turn decide
 
 from __future__ import annotations
 
-from chat.turn.admission import Admitted, BearerCaller, Caller, CookieCaller, Refused, SocketCaller, admit, admit_action
+from chat.turn.admission import Admitted, BearerCaller, Caller, CookieCaller, Refused, SocketCaller, admit, admit_action, admit_regenerate
 from chat.turn.events import Turn, TurnEvent, TurnReader, collect, error_event, frame, sse_chunks
 from chat.turn.prompt import warm
 from chat.turn.replay import Reader, resume, stop
@@ -43,6 +43,7 @@ __all__ = [
     "TurnReader",
     "admit",
     "admit_action",
+    "admit_regenerate",
     "collect",
     "error_event",
     "frame",

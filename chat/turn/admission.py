@@ -32,12 +32,13 @@ from chat.approvals.services import approvals_supersede, decisions
 from chat.chat_apps.features import concurrent_turns
 from chat.chat_apps.selectors import chat_app_get, chat_app_usable_by
 from chat.governance.usage import limits_for, usage_check
-from chat.sessions.selectors import session_uuid
+from chat.sessions.models import ChatMessage, ChatSession, MessageSource
+from chat.sessions.selectors import is_session_answer, session_answer, session_get, session_uuid
 from chat.turn import replay
 from chat.turn.definitions import turn_definitions
-from chat.turn.lock import TurnClaim, turn_claim, turn_claim_continuation
+from chat.turn.lock import CURRENT_BRANCH, Follows, TurnClaim, turn_claim, turn_claim_continuation
 from chat.turn.prompt import TurnContext, build_context
-from chat.turn.serializers import ConverseRequestSerializer
+from chat.turn.serializers import ConverseRequestSerializer, RegenerateRequestSerializer
 from chat.users.authentication import socket_user, user_for_cookie, user_for_token
 from chat.users.models import ChatUser
 from chat.users.serializers import ChatUserSerializer
@@ -47,8 +48,8 @@ from chatplatform.api import admission as api_admission
 from chatplatform.api import bodies, ratelimit
 from chatplatform.api.admission import Admission
 from chatplatform.api.authentication import verified_subject
-from chatplatform.api.errors import ApiError, Code, PermissionDenied
-from chatplatform.api.permissions import is_admin
+from chatplatform.api.errors import ApiError, Code, InvalidRequest, NotFound, PermissionDenied
+from chatplatform.api.permissions import acting_for, is_admin
 from chatplatform.db import on_db_thread
 
 RATE_SCOPE = "chat"
@@ -149,6 +150,18 @@ async def admit(caller: Caller, body: bytes | str, content_type: str = "applicat
     return admitted
 
 
+async def admit_regenerate(
+    caller: Caller, session_id: str, message_id: str, body: bytes | str, content_type: str = "application/json"
+) -> Admitted:
+    """A turn that answers an answer's question again, as a new sibling of that answer (docs/api.md,
+    "Regenerating an answer"): admitted as converse's turns are, its request the stored question's."""
+    budget = await counted_early(caller)
+    admitted = await on_db_thread(_admit_regenerate)(caller, session_id, message_id, body, content_type, budget)
+    if admitted.claim.user_message is None and concurrent_turns(admitted.context.features) == "interrupt":
+        await replay.stop(admitted.claim.session_id)
+    return admitted
+
+
 async def admit_action(caller: Caller) -> Admission:
     """A request about a session (resume, stop, an approval's decision): the caller, authenticated
     and counted as a Chat API request, in one hop to the database thread."""
@@ -177,13 +190,59 @@ def _admit(caller: Caller, body: bytes | str, content_type: str, budget: ratelim
         raise Refused(exc, admission.budget) from exc
 
 
+def _admit_regenerate(
+    caller: Caller, session_id: str, message_id: str, body: bytes | str, content_type: str, budget: ratelimit.Budget | None
+) -> Admitted:
+    admission = admit_caller(caller, budget)
+    try:
+        options = validate(parse(body, content_type), RegenerateRequestSerializer)
+        request, question = _regenerating(admission.user, session_id, message_id, options)
+        return admit_request(admission, validate(request), question=question)
+    except Exception as exc:
+        raise Refused(exc, admission.budget) from exc
+
+
+def _regenerating(user: ChatUser, session_id: str, message_id: str, options: dict[str, Any]) -> tuple[dict[str, Any], ChatMessage]:
+    """The converse request that asks an answer's question again, and that question. 404 for a
+    session or an answer that is not the user's (another user's alike)."""
+    session = session_get(session_id=session_id, user_id=acting_for(user, options.get("userId") or None))
+    try:
+        answer = session_answer(session_id=session.pk, message_id=uuid.UUID(str(message_id)), user_id=session.user_id)
+    except ValueError:
+        answer = None
+    if answer is None:
+        raise NotFound(f"message {message_id} not found")
+    question = ChatMessage.objects.filter(pk=answer.parent_id, source=MessageSource.USER).first() if answer.parent_id else None
+    if question is None:
+        raise InvalidRequest(f"message {message_id} answers no question of this session", field="messageId")
+    request = {
+        "userId": session.user_id,
+        "sessionId": str(session.pk),
+        "chatAppId": session.chat_app_id,
+        "agentId": session.agent_id,
+        "message": question.message,
+        "files": question.files or [],
+        "features": options.get("features") or {},
+        "invocationMode": session.invocation_mode,
+        "source": session.source,
+        **({"timezone": options["timezone"]} if options.get("timezone") else {}),
+    }
+    return request, question
+
+
 def admit_request(
-    admission: Admission, request: dict[str, Any], history: list[tuple[str, str]] | None = None, new_session_id: uuid.UUID | None = None
+    admission: Admission,
+    request: dict[str, Any],
+    history: list[tuple[str, str]] | None = None,
+    new_session_id: uuid.UUID | None = None,
+    question: ChatMessage | None = None,
 ) -> Admitted:
     """A validated converse request of an admitted caller, checked and given its ticket. `history`
     ((source, text), oldest first) is stored before the message of a new session (the doors' history),
-    `new_session_id` is that session's id when the door's client chose it."""
+    `new_session_id` is that session's id when the door's client chose it. `question`: the stored
+    question a regenerating turn answers again (docs/api.md, "Regenerating an answer")."""
     context = _context(request, admission.user)
+    follows = Follows(question=question) if question is not None else _follows(request, context)
     # A new message denies the approvals its session waits for: those turns go on first, refused.
     going_on = _superseded(context.session_id) if context.session_id is not None else []
     claim = turn_claim(
@@ -199,8 +258,28 @@ def admit_request(
         only_when_idle=concurrent_turns(context.features) == "reject",
         history=history or [],
         new_session_id=new_session_id,
+        follows=follows,
     )
     return Admitted(admission.budget, context, claim, going_on)
+
+
+def _follows(request: dict[str, Any], context: TurnContext) -> Follows:
+    """Where the new message goes on the session's tree: `parentMessageId`, an assistant message of
+    the session, or null for a new start; without it, the current branch (docs/api.md, "Branches")."""
+    if "parentMessageId" not in request:
+        return CURRENT_BRANCH
+    parent_id = request["parentMessageId"]
+    if parent_id is None:
+        return Follows(parent_id=None, current=False)
+    if context.session_id is None:
+        raise InvalidRequest("names a message of a session: give that session's sessionId too", field="parentMessageId")
+    # Whose session it is, the ticket checks (404); a parent outside the session is refused here.
+    if not is_session_answer(session_id=context.session_id, message_id=parent_id):
+        mine = ChatSession.objects.filter(pk=context.session_id, user_id=context.user.pk, chat_app_id=context.chat_app_id)
+        if not mine.exists():
+            raise NotFound(f"session {context.session_id} not found", code=Code.INVALID_SESSION_ID)
+        raise InvalidRequest(f"{parent_id} is not an assistant message of session {context.session_id}", field="parentMessageId")
+    return Follows(parent_id=parent_id, current=False)
 
 
 def _superseded(session_id: uuid.UUID) -> list[GoingOn]:

@@ -106,6 +106,8 @@ class DoorMessage:
     new_session_id: uuid.UUID | None = None
     tool_events: bool = False
     client_tools: list[dict[str, Any]] = field(default_factory=list)
+    # The answer the message follows on its session's tree (docs/api.md, "Branches"); None: the current branch.
+    parent_message_id: str | None = None
 
 
 class DoorTurn:
@@ -163,6 +165,8 @@ def _admit_door(caller: Caller, read: Callable[[ChatUser], DoorMessage], budget:
         body = {"chatAppId": chat_app_id, "agentId": app.agent_id, "message": request.message, "features": {}, "source": TurnSource.USER}
         if request.session_id:
             body["sessionId"] = request.session_id
+        if request.parent_message_id:
+            body["parentMessageId"] = request.parent_message_id
         try:
             history = None if request.session_id else request.history
             admitted = admit_request(admission, validate(body), history=history, new_session_id=request.new_session_id)

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from chat.approvals.models import PausedTurn, ToolApproval
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource, SessionStatus
+from chat.sessions.selectors import branch_texts
 from chat.sessions.services import SESSION_TOTALS, usage_increments
 from chat.users.models import ChatUser
 from chat.webhooks import delivery as webhooks
@@ -43,9 +44,25 @@ HISTORY_LIMIT = 100  # earlier messages a turn sends to the model (the newest on
 
 
 @dataclass(frozen=True)
+class Follows:
+    """Where a turn's user message goes on its session's message tree (docs/api.md, "Branches"):
+    after `parent_id` (None: a new start), or, `current`, after the session's latest message when
+    it is stored. `question`: a regenerated answer's question, stored already: the turn stores no
+    user message and answers that one again."""
+
+    parent_id: uuid.UUID | None = None
+    current: bool = True
+    question: ChatMessage | None = None
+
+
+CURRENT_BRANCH = Follows()
+
+
+@dataclass(frozen=True)
 class TurnClaim:
     """A turn's place on its session; `user_message` and `history` are set once it may run (a
-    continuation after approvals has no user message: `continuation` with `served`)."""
+    continuation after approvals has no user message: `continuation` with `served`). A
+    regenerating turn's `user_message` is the question it answers again."""
 
     session_id: uuid.UUID
     user_id: str
@@ -56,6 +73,7 @@ class TurnClaim:
     history: list[tuple[str, str]] = field(default_factory=list)  # (source, text), oldest first
     continuation: bool = False
     continuation_served: bool = False
+    follows: Follows = CURRENT_BRANCH
 
     @property
     def served(self) -> bool:
@@ -88,27 +106,40 @@ def _earlier_messages(session_id: uuid.UUID, *, user_id: str, history: list[tupl
     ]
 
 
-def _history(session_id: uuid.UUID, *, before: ChatMessage) -> list[tuple[str, str]]:
-    """The session's messages the turn of `before` (its user message, already stored) follows: the
-    newest HISTORY_LIMIT, oldest first."""
+def _history(session_id: uuid.UUID, *, before: ChatMessage, follows: Follows) -> list[tuple[str, str]]:
+    """What the model is given before the turn's user message `before` (stored already): the path
+    from the session's start to its parent, the newest HISTORY_LIMIT, oldest first (docs/api.md,
+    "Branches"). A message that continues the current branch is hung below the session's latest
+    other message first."""
+    if follows.current and follows.question is None:
+        before.parent_id = _follow_latest(session_id, before)
+    return branch_texts(leaf_id=before.parent_id, limit=HISTORY_LIMIT)
+
+
+def _follow_latest(session_id: uuid.UUID, message: ChatMessage) -> uuid.UUID | None:
+    """Make `message` (stored) the child of the session's latest other message; that message's id.
+    A statement of its own, after the ticket: it sees the answer of the turn served before."""
     connection = connections["default"]
     field = functools.partial(_column, ChatMessage)
-    params = [field("session").get_db_prep_value(session_id, connection), field("message_id").get_db_prep_value(before.pk, connection)]
+    key = field("message_id").get_db_prep_value(message.pk, connection)
     with connection.cursor() as cursor:
-        cursor.execute(_history_sql(connection.vendor), params)
-        history = cursor.fetchall()
-    history.reverse()
-    return history
+        cursor.execute(_follow_latest_sql(connection.vendor), [field("session").get_db_prep_value(session_id, connection), key, key])
+        row = cursor.fetchone()
+    if row is None or row[0] is None:
+        return None
+    return row[0] if isinstance(row[0], uuid.UUID) else uuid.UUID(str(row[0]))
 
 
 @functools.cache
-def _history_sql(vendor: str) -> str:
-    """`_history`'s query, written out once: every turn on a session runs it (docs/decisions.md)."""
+def _follow_latest_sql(vendor: str) -> str:
+    """`_follow_latest`'s statement, written out once: every turn on a session runs it (docs/decisions.md)."""
     table, column = db.sql_names(ChatMessage)
-    return (
-        f"SELECT {column('source')}, {column('message')} FROM {table} "
-        f"WHERE {column('session')} = %s AND {column('message_id')} <> %s ORDER BY {column('timestamp')} DESC LIMIT {HISTORY_LIMIT}"
+    key, parent, timestamp = column("message_id"), column("parent"), column("timestamp")
+    latest = (
+        f"SELECT latest.{key} FROM {table} AS latest WHERE latest.{column('session')} = %s AND latest.{key} <> %s "
+        f"ORDER BY latest.{timestamp} DESC, latest.{key} DESC LIMIT 1"
     )
+    return f"UPDATE {table} SET {parent} = ({latest}) WHERE {key} = %s RETURNING {parent}"
 
 
 @functools.cache
@@ -132,10 +163,11 @@ def _take_ticket_sql(vendor: str, only_when_idle: bool = False) -> str:
 
 
 def _take_ticket(
-    session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_message: ChatMessage, only_when_idle: bool = False
+    session_id: uuid.UUID, *, user_id: str, chat_app_id: str, user_message: ChatMessage, only_when_idle: bool = False, store: bool = True
 ) -> tuple[int, bool, str] | None:
-    """Take the session's next ticket and, when it is served at once, store the user message: all or
-    nothing, in one statement on PostgreSQL (the INSERT a CTE that runs only when served)."""
+    """Take the session's next ticket and, when it is served at once, store the user message (unless
+    not `store`: a regenerating turn's is stored already): all or nothing, in one statement on
+    PostgreSQL (the INSERT a CTE that runs only when served)."""
     connection = connections["default"]
     field = functools.partial(_column, ChatSession)
     claim_sql = _take_ticket_sql(connection.vendor, only_when_idle)
@@ -149,7 +181,11 @@ def _take_ticket(
     ]
     if only_when_idle:
         params.append(field("turn_started").get_db_prep_value(user_message.timestamp - TURN_LEASE, connection))
-    if connection.vendor == "postgresql":
+    if not store:
+        with db.cursor(connection) as cursor:
+            cursor.execute(claim_sql, params)
+            row = cursor.fetchone()
+    elif connection.vendor == "postgresql":
         insert_sql, insert_params = db.insert_if(user_message, "EXISTS (SELECT 1 FROM claimed WHERE served)")
         with db.cursor(connection) as cursor:
             cursor.execute(f"WITH claimed AS ({claim_sql}), stored AS ({insert_sql}) SELECT * FROM claimed", params + insert_params)
@@ -179,6 +215,7 @@ def turn_claim(
     only_when_idle: bool = False,
     history: list[tuple[str, str]] | None = None,
     new_session_id: uuid.UUID | None = None,
+    follows: Follows = CURRENT_BRANCH,
 ) -> TurnClaim:
     """Take a ticket on the session (creating the session when `session_id` is None).
 
@@ -187,7 +224,9 @@ def turn_claim(
     `only_when_idle` (concurrentTurns `reject`): 409 SESSION_BUSY while a turn of it runs.
     `history` ((source, text), oldest first) is stored before the message of a new session: a
     door's client may bring the conversation so far (docs/doors.md); `new_session_id` is the new
-    session's id when the client chose it (an AG-UI thread).
+    session's id when the client chose it (an AG-UI thread). `follows`: where the user message goes
+    on the session's tree (its parent checked by the caller), or the question a regenerating turn
+    answers again.
     """
     now = timezone.now()
     if session_id is None:
@@ -207,22 +246,35 @@ def turn_claim(
         )
         user_message = _user_message(session.pk, user_id=user.pk, message=message, files=files, now=now)
         earlier = _earlier_messages(session.pk, user_id=user.pk, history=history or [], now=now)
+        for parent, child in zip([None, *earlier], [*earlier, user_message], strict=True):  # one straight branch
+            child.parent = parent
         # The session.created outbox rows go in with the session, in the same statement (docs/api.md, "Webhooks").
         events = webhooks.outbox(WebhookEvent.SESSION_CREATED, session_id=session.pk, user_id=user.pk, chat_app_id=chat_app_id, at=now)
         db.write(session, *earlier, user_message, *events)
         return TurnClaim(session.pk, user.pk, "", 0, True, user_message, list(history or [])[-HISTORY_LIMIT:])
-    user_message = _user_message(session_id, user_id=user.pk, message=message, files=files, now=now)
-    taken = _take_ticket(session_id, user_id=user.pk, chat_app_id=chat_app_id, user_message=user_message, only_when_idle=only_when_idle)
+    question = follows.question
+    user_message = question or _user_message(session_id, user_id=user.pk, message=message, files=files, now=now)
+    if question is None and not follows.current:
+        user_message.parent_id = follows.parent_id
+    taken = _take_ticket(
+        session_id,
+        user_id=user.pk,
+        chat_app_id=chat_app_id,
+        user_message=user_message,
+        only_when_idle=only_when_idle,
+        store=question is None,
+    )
     if taken is None:
         if only_when_idle and ChatSession.objects.filter(pk=session_id, user_id=user.pk, chat_app_id=chat_app_id).exists():
             raise Conflict(f"session {session_id} is busy: a turn of it is running; send again once it is done", code=Code.SESSION_BUSY)
         raise NotFound(f"session {session_id} not found", code=Code.INVALID_SESSION_ID)
     ticket, served, title = taken
     if not served:
-        return TurnClaim(session_id, user.pk, title, ticket, False)
+        return TurnClaim(session_id, user.pk, title, ticket, False, follows=follows)
     # A statement of its own, after the ticket: it sees the answer of the turn served before this one
     # even when that turn committed while this one waited for the row lock.
-    return TurnClaim(session_id, user.pk, title, ticket, False, user_message, _history(session_id, before=user_message))
+    history = _history(session_id, before=user_message, follows=follows)
+    return TurnClaim(session_id, user.pk, title, ticket, False, user_message, history, follows=follows)
 
 
 def turn_try_start(*, claim: TurnClaim, message: str, files: list[Any]) -> TurnClaim | None:
@@ -240,10 +292,15 @@ def turn_try_start(*, claim: TurnClaim, message: str, files: list[Any]) -> TurnC
         ChatSession.objects.filter(pk=session.pk).update(turn_started=now)
         if claim.continuation:
             return dataclasses.replace(claim, continuation_served=True)
-        user_message = _user_message(session.pk, user_id=claim.user_id, message=message, files=files, now=now)
-        db.write(user_message)
-        history = _history(session.pk, before=user_message)
-    return TurnClaim(session.pk, claim.user_id, session.title, claim.ticket, claim.created, user_message, history)
+        follows = claim.follows
+        user_message = follows.question
+        if user_message is None:
+            user_message = _user_message(session.pk, user_id=claim.user_id, message=message, files=files, now=now)
+            if not follows.current:
+                user_message.parent_id = follows.parent_id
+            db.write(user_message)
+        history = _history(session.pk, before=user_message, follows=follows)
+    return TurnClaim(session.pk, claim.user_id, session.title, claim.ticket, claim.created, user_message, history, follows=follows)
 
 
 def turn_claim_continuation(*, session_id: uuid.UUID, user_id: str) -> TurnClaim:
@@ -330,8 +387,10 @@ def turn_finish(
     error: dict[str, str] | None = None,
     citations: list[dict[str, Any]] | None = None,
     stop_reason: str | None = None,
+    parent_id: uuid.UUID | None = None,
 ) -> tuple[ChatMessage, bool]:
-    """Store the answer (`error` when it failed midway: the text is what was streamed), add its
+    """Store the answer (`error` when it failed midway: the text is what was streamed) as the child
+    of its question `parent_id` (docs/api.md, "Branches"), add its
     usage to the session's totals, hand the session to the next ticket and, given a `title`,
     title a still untitled session: one transaction. (answer, titled)."""
     now = timezone.now()
@@ -350,6 +409,7 @@ def turn_finish(
         citations=citations,
         stop_reason=stop_reason,
         timestamp=now,
+        parent_id=parent_id,
     )
     connection = connections["default"]
     field = functools.partial(_column, ChatSession)

@@ -513,6 +513,7 @@ def _answer_record(
             "verifications": verifications or [],
             "execution_duration": ms_since(started),
             "title": title,
+            "parent_id": claim.user_message.pk if claim.user_message is not None else None,
         }
     # The session's totals count what the turn used before it paused already.
     added = usage_fields(ledger.calls[len(earlier["calls"]) :])

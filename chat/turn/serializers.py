@@ -23,6 +23,23 @@ class ConverseRequestSerializer(serializers.Serializer):
     timezone = StrictCharField(required=False, allow_blank=True, max_length=64)
     invocationMode = serializers.ChoiceField(choices=InvocationMode.values, required=False, allow_null=True)
     source = serializers.ChoiceField(choices=TurnSource.values)  # type: ignore[assignment]  # the wire name shadows Field.source
+    parentMessageId = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text=(
+            "An assistant message of the session the new message follows (null: a new start); without it the "
+            'turn continues the current branch (docs/api.md, "Branches").'
+        ),
+    )
+
+
+class RegenerateRequestSerializer(serializers.Serializer):
+    """`POST …/messages/{messageId}/regenerate`: the question, session, chat app and agent are the
+    stored ones; the rest as converse's (docs/api.md, "Regenerating an answer")."""
+
+    userId = StrictCharField(required=False, allow_blank=True)
+    features = serializers.JSONField(required=False, default=dict, validators=[check_features])
+    timezone = StrictCharField(required=False, allow_blank=True, max_length=64)
 
 
 class ConverseResponseSerializer(serializers.Serializer):

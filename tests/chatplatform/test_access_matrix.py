@@ -61,6 +61,8 @@ ACCESS: dict[str, Access] = {
     "POST api/chat/sessions/<str:sessionId>/stop": Access.TURN,
     "GET api/chat/sessions/<str:sessionId>/approvals": Access.TURN,
     "POST api/chat/sessions/<str:sessionId>/approvals/<str:approvalId>": Access.TURN,
+    # tests/converse/test_branches.py: another user's session or answer 404, on JSON, SSE and the WebSocket.
+    "POST api/chat/sessions/<str:sessionId>/messages/<str:messageId>/regenerate": Access.TURN,
     "DELETE api/chat/sessions/<str:sessionId>": Access.OWNED,
     "GET api/chat/sessions/<str:sessionId>/messages": Access.OWNED,
     "POST api/chat/sessions/<str:sessionId>/title": Access.OWNED,
