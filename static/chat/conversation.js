@@ -71,11 +71,10 @@ export class Conversation {
     const loading = this.switchTo(sessionId, push ? "push" : null);
     this.notices.say("Loading the conversation…");
     let stored;
-    let leaf;
     let feedback;
     let approvals;
     try {
-      [{ messages: stored, leafMessageId: leaf }, { feedback }, { approvals }] = await Promise.all([
+      [{ messages: stored }, { feedback }, { approvals }] = await Promise.all([
         this.api.messages(sessionId, 200, leafMessageId),
         this.api.feedbackOf(sessionId),
         // The cards of waiting tool calls: the conversation shows without them if they cannot be read.
@@ -94,14 +93,21 @@ export class Conversation {
     }
     if (loading !== this.loading) return;
     this.olderBranch = Boolean(leafMessageId);
-    for (const message of stored) this.leaves.set(message.messageId, leaf ?? stored.at(-1)?.messageId);
     const given = new Map();
     for (const item of feedback) if (item.messageId && !given.has(item.messageId)) given.set(item.messageId, item); // newest first
     this.show(...stored.map((message) => this.messages.stored(message, sessionId, given.get(message.messageId), approvals)));
     document.title = this.sessions.pageTitle(sessionId);
     this.notices.say("");
     this.scrollToEnd();
-    this.resume(sessionId);
+    this.rememberBranch();
+    // A turn runs at the session's newest branch: an older one shown has none to follow.
+    if (!leafMessageId) this.resume(sessionId);
+  }
+
+  // Each message shown, with the last message of this branch: where ‹ n/m › goes back to.
+  rememberBranch() {
+    const ids = [...this.pane.querySelectorAll("[data-message-id]")].map((node) => node.dataset.messageId).filter(Boolean);
+    for (const id of ids) this.leaves.set(id, ids.at(-1));
   }
 
   // ‹ n/m ›: another version of a message, with the branch it was last seen on (or itself).

@@ -32,7 +32,13 @@ export class Messages {
       el("div", { class: "message-text", text }),
       fileList(files),
     );
-    if (!messageId) return article;
+    if (messageId) this.asked(article, { text, messageId, parentMessageId, siblingIds });
+    return article;
+  }
+
+  // A question once stored: its Edit, and its versions when it has more than one.
+  asked(article, { text, messageId, parentMessageId, siblingIds = [] }) {
+    if (article.querySelector(".message-tools")) return;
     const edit = el("button", {
       type: "button",
       class: "button button-small copy edit-question",
@@ -41,7 +47,6 @@ export class Messages {
       onclick: () => this.editing(article, text, parentMessageId),
     });
     article.append(el("div", { class: "message-tools" }, this.versions(messageId, siblingIds, "question"), edit));
-    return article;
   }
 
   // ‹ n/m › between the versions of a message, when it has more than one.

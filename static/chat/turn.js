@@ -124,6 +124,7 @@ export class Turns {
     }
     if (turn.answer) conversation.unfollow(turn.answer.article);
     turn.ended(how);
+    if (how === "done") conversation.rememberBranch();
     return how;
   }
 
@@ -241,7 +242,14 @@ class Turn {
     this.begun = true;
     if (this.continuing) this.parts.notices.say(""); // no longer waiting for approval
     this.userMessageId = userMessageId;
-    if (this.question) this.question.dataset.messageId = userMessageId;
+    if (this.question) {
+      this.question.dataset.messageId = userMessageId;
+      // Stored: it can be edited now; it follows the answer shown before it (docs/api.md, "Branches").
+      const before = [...conversation.pane.querySelectorAll("[data-message-role]")];
+      const parent = before.slice(0, before.indexOf(this.question)).at(-1);
+      const parentMessageId = parent?.dataset.messageRole === "assistant" ? parent.dataset.messageId || null : null;
+      messages.asked(this.question, { text: this.sent.text, messageId: userMessageId, parentMessageId });
+    }
     if (!this.sessionId) this.adopt(sessionId);
     if (this.stopAsked) this.stop();
   }
