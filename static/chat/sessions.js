@@ -83,8 +83,16 @@ export class Sessions {
   }
 
   render() {
+    // A menu open (and the focus in it) stays so when the list is drawn again, as a title arrives.
+    const menu = this.list.querySelector(".session-menu[open]");
+    const openId = menu?.closest(".session")?.dataset.sessionId;
+    const focused = menu?.contains(document.activeElement) ? document.activeElement.className : null;
     this.list.replaceChildren(...this.sessions.map((session) => this.item(session)));
     this.empty.hidden = this.sessions.length > 0;
+    const again = openId ? this.itemOf(openId)?.querySelector(".session-menu") : null;
+    if (!again) return;
+    again.open = true;
+    if (focused !== null) [...again.querySelectorAll("summary, button")].find((node) => node.className === focused)?.focus();
   }
 
   item(session) {
