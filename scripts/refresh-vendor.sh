@@ -10,6 +10,8 @@ DOMPURIFY=3.4.18
 CODEMIRROR=5.65.20
 UPLOT=1.6.32
 LUCIDE=1.62.0
+# Code blocks in answers: the ES build with the common languages, loaded by the page when a code block first shows.
+HIGHLIGHT=11.12.0
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 vendor="$root/static/vendor"
@@ -17,9 +19,10 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
 fetch() {  # fetch NAME VERSION: the package's tarball unpacked in $scratch/NAME
-  (cd "$scratch" && npm pack --silent "$1@$2" >/dev/null)
+  local tarball  # npm names a scoped package's tarball without its @ and slash: take the name it prints
+  tarball="$(cd "$scratch" && npm pack --silent "$1@$2" | tail -n 1)"
   mkdir -p "$scratch/$1"
-  tar xzf "$scratch/$1-$2.tgz" -C "$scratch/$1" --strip-components=1
+  tar xzf "$scratch/$tarball" -C "$scratch/$1" --strip-components=1
 }
 
 # Copy an ES module without its source-map comment: the map is not vendored, and Django's
@@ -33,9 +36,10 @@ fetch dompurify "$DOMPURIFY"
 fetch codemirror "$CODEMIRROR"
 fetch uplot "$UPLOT"
 fetch lucide-static "$LUCIDE"
+fetch @highlightjs/cdn-assets "$HIGHLIGHT"
 
-rm -rf "$vendor/marked" "$vendor/dompurify" "$vendor/codemirror" "$vendor/uplot" "$vendor/lucide"
-mkdir -p "$vendor/marked" "$vendor/dompurify" "$vendor/codemirror" "$vendor/uplot" "$vendor/lucide"
+rm -rf "$vendor/marked" "$vendor/dompurify" "$vendor/codemirror" "$vendor/uplot" "$vendor/lucide" "$vendor/highlight"
+mkdir -p "$vendor/marked" "$vendor/dompurify" "$vendor/codemirror" "$vendor/uplot" "$vendor/lucide" "$vendor/highlight"
 module "$scratch/marked/lib/marked.esm.js" "$vendor/marked/marked.esm.js"
 cp "$scratch/marked/LICENSE" "$vendor/marked/LICENSE"
 module "$scratch/dompurify/dist/purify.es.mjs" "$vendor/dompurify/purify.es.mjs"
@@ -52,6 +56,8 @@ cp "$scratch/uplot/LICENSE" "$vendor/uplot/LICENSE"
 node -e 'const fs=require("fs");fs.writeFileSync(process.argv[2],JSON.stringify(JSON.parse(fs.readFileSync(process.argv[1],"utf8"))))' \
   "$scratch/lucide-static/icon-nodes.json" "$vendor/lucide/icon-nodes.json"
 cp "$scratch/lucide-static/LICENSE" "$vendor/lucide/LICENSE"
+module "$scratch/@highlightjs/cdn-assets/es/highlight.min.js" "$vendor/highlight/highlight.min.js"
+cp "$scratch/@highlightjs/cdn-assets/LICENSE" "$vendor/highlight/LICENSE"
 
 cat >"$vendor/VERSIONS" <<VERSIONS
 # Written by scripts/refresh-vendor.sh from the npm registry; edit the versions there.
@@ -60,9 +66,6 @@ dompurify $DOMPURIFY (Apache-2.0 or MPL-2.0) dompurify/purify.es.mjs
 codemirror $CODEMIRROR (MIT) codemirror/codemirror.js, codemirror.css, mode-javascript.js (mode/javascript/javascript.js)
 uplot $UPLOT (MIT) uplot/uPlot.esm.js uplot/uPlot.min.css
 lucide-static $LUCIDE (ISC) lucide/icon-nodes.json
+@highlightjs/cdn-assets $HIGHLIGHT (BSD-3-Clause) highlight/highlight.min.js (es/highlight.min.js, the common languages)
 VERSIONS
-echo "vendored: marked $MARKED, dompurify $DOMPURIFY, codemirror $CODEMIRROR into $vendor"
-uplot $UPLOT (MIT) uplot/uPlot.esm.js uplot/uPlot.min.css
-lucide-static $LUCIDE (ISC) lucide/icon-nodes.json
-VERSIONS
-echo "vendored: marked $MARKED, dompurify $DOMPURIFY, uplot $UPLOT, lucide-static $LUCIDE into $vendor"
+echo "vendored: marked $MARKED, dompurify $DOMPURIFY, codemirror $CODEMIRROR, uplot $UPLOT, lucide-static $LUCIDE, highlight.js $HIGHLIGHT into $vendor"

@@ -7,7 +7,7 @@ sheet.replaceSync(`
   :host { display: block; font: inherit; }
   .row { display: flex; gap: .5rem; align-items: center; }
   output { font-size: 1.6rem; min-width: 3ch; text-align: center; font-variant-numeric: tabular-nums; }
-  button { font: inherit; padding: .25rem .75rem; border-radius: .4rem; border: 1px solid #94a3b8; background: #f8fafc; cursor: pointer; }
+  button { font: inherit; padding: .25rem .75rem; border-radius: .4rem; border: 1px solid var(--border, #94a3b8); background: var(--bg, #f8fafc); color: var(--text, #1d2330); cursor: pointer; }
 `);
 
 class DemoCounter extends HTMLElement {

@@ -10,7 +10,7 @@ const sheet = new CSSStyleSheet();
 sheet.replaceSync(`
   :host { display: block; }
   ul { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: .4rem; }
-  button { font: inherit; font-size: .9rem; padding: .3rem .7rem; border-radius: 1rem; border: 1px solid #cbd5e1; background: #fff; cursor: pointer; }
+  button { font: inherit; font-size: .9rem; padding: .3rem .7rem; border-radius: 1rem; border: 1px solid var(--border, #cbd5e1); background: var(--panel, #fff); color: var(--text, #1d2330); cursor: pointer; }
   button:hover, button:focus-visible { border-color: #2563eb; }
 `);
 

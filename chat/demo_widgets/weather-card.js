@@ -5,7 +5,7 @@ sheet.replaceSync(`
   :host { display: block; }
   .card { display: flex; gap: .75rem; align-items: baseline; }
   .temp { font-size: 1.8rem; font-variant-numeric: tabular-nums; }
-  .note { color: #64748b; font-size: .85rem; }
+  .note { color: var(--muted, #64748b); font-size: .85rem; }
 `);
 const SKIES = ["Sunny", "Partly cloudy", "Cloudy", "Light rain", "Windy"];
 

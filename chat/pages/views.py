@@ -68,9 +68,19 @@ def _provider_logout_origin() -> str:
     return f" {parts.scheme}://{parts.netloc}"
 
 
+THEMES = ("light", "dark")  # a person's `theme` pref (docs/api.md, "The chat page"); absent: the system's
+
+
+def _theme(request: HttpRequest) -> str | None:
+    """The theme the person chose, rendered on <html> so the first paint has it (no flash of the other)."""
+    prefs = getattr(request.user, "prefs", None) if request.user.is_authenticated else None
+    theme = prefs.get("theme") if isinstance(prefs, dict) else None
+    return theme if theme in THEMES else None
+
+
 def _render(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
     nonce = secrets.token_urlsafe(16)
-    response = render(request, template, {**context, "csp_nonce": nonce}, status=status)
+    response = render(request, template, {**context, "csp_nonce": nonce, "theme": _theme(request)}, status=status)
     response["Content-Security-Policy"] = page_csp(nonce)
     return response
 

@@ -72,8 +72,14 @@ export class Api {
   sessions(chatAppId) {
     return this.request("GET", "/sessions", { query: { chatAppId, limit: 100 } });
   }
-  messages(sessionId, limit = 200) {
-    return this.request("GET", `/sessions/${encodeURIComponent(sessionId)}/messages`, { query: { limit } });
+  // The current branch, or the one ending at `leafMessageId` (docs/api.md, "Branches").
+  messages(sessionId, limit = 200, leafMessageId = null) {
+    return this.request("GET", `/sessions/${encodeURIComponent(sessionId)}/messages`, { query: { limit, leafMessageId } });
+  }
+  // An answer's question answered again, as Server-Sent Events (docs/api.md, "Regenerating an answer").
+  regenerateStream({ sessionId, messageId, timezone }) {
+    const path = `/sessions/${encodeURIComponent(sessionId)}/messages/${encodeURIComponent(messageId)}/regenerate`;
+    return this.fetch("POST", path, { json: { timezone }, accept: "text/event-stream" });
   }
   rename(sessionId, title) {
     return this.request("POST", `/sessions/${encodeURIComponent(sessionId)}/title`, { json: { title } });

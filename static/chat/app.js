@@ -11,6 +11,7 @@
 //                       and following a running turn again (a reload, a second tab, a drop)
 //   chat/approvals      the tool calls an answer waits for, with Approve and Deny
 //   chat/feedback       thumbs and comments on an answer
+//   chat/theme          light, dark or the system's, kept in the person's prefs
 //   chat/notices        the status line and the alert, and what a person can do about an error
 //   chat/widgets/…      tags in answers as widgets, and window.chatRuntime (docs/widgets.md)
 //
@@ -27,6 +28,7 @@ import { Notices } from "chat/notices";
 import { INERT_TAGS } from "chat/render";
 import { SessionSearch } from "chat/search";
 import { Sessions } from "chat/sessions";
+import { ThemeChoice } from "chat/theme";
 import { Transport } from "chat/transport";
 import { Turns } from "chat/turn";
 import { createRuntime } from "chat/widgets/runtime";
@@ -42,6 +44,7 @@ const notices = new Notices({
   actions: { newChat: () => conversation.newChat({ history: "push" }), blockUntil: (time) => composer.blockUntil(time) },
 });
 const widgets = startWidgets();
+new ThemeChoice({ select: $(".theme-choice"), save: (prefs) => api.savePrefs(config.user?.userId, prefs), notices });
 const feedback = new Feedback({ api, notices, types: config.feedbackTypes });
 const approvals = new Approvals({
   api,
@@ -49,7 +52,17 @@ const approvals = new Approvals({
   goOn: (response, answer, sessionId) => turns.goOn(response, answer, sessionId),
   resume: (sessionId) => turns.resume(sessionId),
 });
-const messages = new Messages({ features, tags: widgets?.tags ?? INERT_TAGS, feedback, approvals });
+const messages = new Messages({
+  features,
+  tags: widgets?.tags ?? INERT_TAGS,
+  feedback,
+  approvals,
+  branches: {
+    edit: (article, text, parentMessageId) => turns.send(text, [], { article, parentMessageId }),
+    regenerate: (article) => turns.regenerate(article),
+    step: (messageId) => conversation.step(messageId),
+  },
+});
 const sessions = new Sessions({
   sidebar: $("#sidebar"),
   toggle: $(".sidebar-toggle"),
@@ -160,4 +173,9 @@ try {
 } catch (error) {
   console.error("the spotlight or the hero did not start", error);
 }
+// Once a conversation has messages, the spotlight and the hero give the answers the room.
+const pane = $(".messages");
+const conversing = () => widgets?.conversing(pane.querySelector(".message") !== null);
+new MutationObserver(conversing).observe(pane, { childList: true });
+conversing();
 document.body.dataset.ready = "true";

@@ -4,6 +4,7 @@
 // reload shows what the stream showed. Each message is an `article` with `data-message-role`, and
 // `data-message-id` once stored (docs/widgets.md, "What the page knows (server → browser)").
 
+import { copyButton } from "chat/copy";
 import { el } from "chat/dom";
 import { fileList } from "chat/files";
 import { MessageRenderer } from "chat/render";
@@ -12,7 +13,10 @@ export class Messages {
   // `features`: the page's (traces and verifyResponse say what an answer's footer shows);
   // `tags`: what an answer's widget tags become (chat/render); `feedback`: chat/feedback;
   // `approvals`: chat/approvals, the cards of the tool calls an answer waits for.
-  constructor({ features, tags, feedback, approvals }) {
+  // `branches`: {edit(article, text, parentMessageId), regenerate(article), step(messageId)}, what
+  // Edit, Regenerate and ‹ n/m › ask of chat/turn and chat/conversation (docs/api.md, "Branches").
+  constructor({ features, tags, feedback, approvals, branches }) {
+    this.branches = branches;
     this.features = features;
     this.tags = tags;
     this.feedback = feedback;
@@ -20,13 +24,78 @@ export class Messages {
     this.answers = new WeakMap(); // article → its Answer, for a turn that goes on writing it
   }
 
-  user(text, files, messageId = null) {
-    return el(
+  // A question; once stored (`messageId`), it can be edited and sent again as a new version.
+  user({ text, files, messageId = null, parentMessageId = null, siblingIds = [] }) {
+    const article = el(
       "article",
       { class: "message", "data-message-role": "user", "data-message-id": messageId, "aria-label": "You said" },
       el("div", { class: "message-text", text }),
       fileList(files),
     );
+    if (messageId) this.asked(article, { text, messageId, parentMessageId, siblingIds });
+    return article;
+  }
+
+  // A question once stored: its Edit, and its versions when it has more than one.
+  asked(article, { text, messageId, parentMessageId, siblingIds = [] }) {
+    if (article.querySelector(".message-tools")) return;
+    const edit = el("button", {
+      type: "button",
+      class: "button button-small copy edit-question",
+      "aria-label": "Edit the question",
+      "data-label": "Edit",
+      onclick: () => this.editing(article, text, parentMessageId),
+    });
+    article.append(el("div", { class: "message-tools" }, this.versions(messageId, siblingIds, "question"), edit));
+  }
+
+  // ‹ n/m › between the versions of a message, when it has more than one.
+  versions(messageId, siblingIds, what) {
+    if (!siblingIds || siblingIds.length < 2) return null;
+    const index = siblingIds.indexOf(messageId);
+    const step = (to, label, text) =>
+      el("button", {
+        type: "button",
+        class: "button button-small copy",
+        "aria-label": label,
+        text,
+        disabled: to < 0 || to >= siblingIds.length,
+        onclick: () => this.branches.step(siblingIds[to]),
+      });
+    return el(
+      "span",
+      { class: "versions", role: "group", "aria-label": `Versions of this ${what}` },
+      step(index - 1, `Previous version of this ${what}`, "‹"),
+      el("span", { class: "versions-count", text: `${index + 1}/${siblingIds.length}` }),
+      step(index + 1, `Next version of this ${what}`, "›"),
+    );
+  }
+
+  // The question becomes a box with its text; sending it asks it again as a new version.
+  editing(article, text, parentMessageId) {
+    const box = el("textarea", { class: "edit-box", "aria-label": "Edited question", rows: "3" });
+    box.value = text;
+    const form = el(
+      "form",
+      { class: "edit-form" },
+      box,
+      el(
+        "div",
+        { class: "row" },
+        el("button", { type: "submit", class: "button button-small button-primary", text: "Send" }),
+        el("button", { type: "button", class: "button button-small", text: "Cancel", onclick: () => form.replaceWith(...shown) }),
+      ),
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (box.value.trim()) this.branches.edit(article, box.value, parentMessageId);
+    });
+    box.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") form.replaceWith(...shown);
+    });
+    const shown = [...article.children];
+    article.replaceChildren(form);
+    box.focus();
   }
 
   answer(messageId = null) {
@@ -42,7 +111,10 @@ export class Messages {
   // A message as the API stored it, in a conversation opened again; `approvals`: the tool calls
   // of the session (GET …/approvals), those of this answer shown as cards.
   stored(message, sessionId, given, approvals = []) {
-    if (message.source === "user") return this.user(message.message, message.files, message.messageId);
+    if (message.source === "user") {
+      const { message: text, files, messageId, parentMessageId, siblingIds } = message;
+      return this.user({ text, files, messageId, parentMessageId, siblingIds });
+    }
     const answer = this.answer(message.messageId);
     answer.renderer.replace(message.message);
     if (message.error) answer.failed(message.error);
@@ -59,6 +131,17 @@ export class Messages {
     answer.showTraces(message.traces);
     answer.showCitations(message.citations);
     this.feedback.attach(answer.footer, { sessionId, messageId: message.messageId, given });
+    // Once stored: answered again on request, and its versions stepped through.
+    if (!answer.footer.querySelector(".regenerate")) {
+      const regenerate = el("button", {
+        type: "button",
+        class: "button button-small copy regenerate",
+        "aria-label": "Regenerate the answer",
+        "data-label": "Regenerate",
+        onclick: () => this.branches.regenerate(answer.article),
+      });
+      answer.footer.querySelector(".copy-wrap")?.after(regenerate, this.versions(message.messageId, message.siblingIds, "answer") ?? "");
+    }
   }
 }
 
@@ -90,6 +173,10 @@ class Answer {
   stored(messageId) {
     this.article.dataset.messageId = messageId;
     this.article.removeAttribute("aria-busy");
+    // Copy gives the answer as the model wrote it, Markdown and widget tags included.
+    if (!this.footer.querySelector(".copy-answer")) {
+      this.footer.prepend(copyButton({ label: "Copy the answer", className: "copy-answer", text: () => this.renderer.text }));
+    }
   }
 
   // Stopped by its user (docs/api.md, "Resume, stop and approvals"): what had streamed is the answer.

@@ -17,6 +17,8 @@
 // still be arriving (`<acme.ch` at the end of the text), that end is held back a frame, so it
 // never flashes as text.
 
+import { copyButton } from "chat/copy";
+import { el } from "chat/dom";
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
 
@@ -39,6 +41,66 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 // The sanitized DOM of some HTML: a DocumentFragment with nothing that can run.
 export function sanitize(html) {
   return DOMPurify.sanitize(html, PURIFY);
+}
+
+// --- code blocks ------------------------------------------------------------------------------
+
+// highlight.js (static/vendor/highlight, the common languages) runs in a worker
+// (chat/highlight-worker), started the first time a code block is rendered, never before: most
+// answers have none, and loading it or compiling a grammar in the page would hold up a streaming
+// answer's frames (docs/decisions.md, "The browser").
+class CodeHighlighter {
+  constructor() {
+    this.worker = null;
+    this.waiting = new Map(); // message id → the <code> it is for
+    this.sent = 0;
+  }
+
+  add(code, language) {
+    this.worker ??= this.start();
+    this.sent += 1;
+    this.waiting.set(this.sent, code);
+    this.worker.postMessage({ id: this.sent, text: code.textContent, language, library: import.meta.resolve("vendor/highlight") });
+  }
+
+  start() {
+    const worker = new Worker(import.meta.resolve("chat/highlight-worker"), { type: "module" });
+    worker.addEventListener("message", ({ data }) => {
+      const code = this.waiting.get(data.id);
+      this.waiting.delete(data.id);
+      if (!code?.isConnected || data.html === null) return; // a block replaced since, or left plain
+      // highlight.js escapes the code; its spans still go through the sanitizer like all model output.
+      code.replaceChildren(sanitize(data.html));
+      code.classList.add("hljs");
+      code.dataset.language = data.language;
+    });
+    worker.addEventListener("error", (event) => console.error("the code highlighter failed", event.message));
+    return worker;
+  }
+}
+
+const highlighter = new CodeHighlighter();
+
+// A complete code block: a bar with its language and a Copy button over it, highlighted once loaded.
+function decorateCode(fragment) {
+  for (const code of fragment.querySelectorAll("pre > code")) {
+    const pre = code.parentElement;
+    const language = /(?:^|\s)language-([\w+#.-]+)/.exec(code.className)?.[1] || "";
+    const text = code.textContent;
+    const block = el("div", { class: "code-block" });
+    pre.replaceWith(block);
+    block.append(
+      el(
+        "div",
+        { class: "code-bar" },
+        el("span", { class: "code-language", text: language }),
+        copyButton({ label: language ? `Copy the ${language} code` : "Copy the code", className: "copy-code", text: () => text }),
+      ),
+      pre,
+    );
+    highlighter.add(code, language);
+  }
+  return fragment;
 }
 
 // --- widget tags ------------------------------------------------------------------------------
@@ -146,7 +208,7 @@ export class MessageRenderer {
   }
 
   freezeMarkdown(text) {
-    if (text.trim()) this.freeze(sanitize(markdown.parse(text)));
+    if (text.trim()) this.freeze(decorateCode(sanitize(markdown.parse(text))));
     this.frozenUpTo += text.length;
   }
 

@@ -32,6 +32,10 @@ export class Sessions {
       this.setDrawer(opening);
       if (opening) sidebar.querySelector(".new-chat").focus();
     });
+    // An open conversation menu closes when the person clicks elsewhere.
+    document.addEventListener("click", (event) => {
+      for (const menu of this.list.querySelectorAll(".session-menu[open]")) if (!menu.contains(event.target)) menu.open = false;
+    });
     document.addEventListener("keydown", (event) => {
       if (event.key === "Escape" && sidebar.dataset.open === "true") {
         this.setDrawer(false);
@@ -79,8 +83,16 @@ export class Sessions {
   }
 
   render() {
+    // A menu open (and the focus in it) stays so when the list is drawn again, as a title arrives.
+    const menu = this.list.querySelector(".session-menu[open]");
+    const openId = menu?.closest(".session")?.dataset.sessionId;
+    const focused = menu?.contains(document.activeElement) ? document.activeElement.className : null;
     this.list.replaceChildren(...this.sessions.map((session) => this.item(session)));
     this.empty.hidden = this.sessions.length > 0;
+    const again = openId ? this.itemOf(openId)?.querySelector(".session-menu") : null;
+    if (!again) return;
+    again.open = true;
+    if (focused !== null) [...again.querySelectorAll("summary, button")].find((node) => node.className === focused)?.focus();
   }
 
   item(session) {
@@ -95,37 +107,38 @@ export class Sessions {
       el("span", { class: "session-title", text: label(session) }),
       el("span", { class: "session-meta", text: meta(session) }),
     );
-    const rename = el("button", {
-      type: "button",
-      class: "button button-small button-link rename",
-      "aria-label": `Rename “${label(session)}”`,
-      text: "Rename",
-      onclick: () => this.rename(session),
-    });
-    const remove = el("button", {
-      type: "button",
-      class: "button button-small button-link delete",
-      "aria-label": `Delete “${label(session)}”`,
-      text: "Delete",
-      onclick: () => this.confirmDelete(session),
-    });
-    const menu = el(
-      "details",
-      { class: "session-menu" },
+    // One menu (⋯) per conversation: the title keeps the line's width (docs/api.md, "Pins", "Share links").
+    const menu = el("details", { class: "session-menu" });
+    const choice = (className, text, ariaLabel, action) =>
+      el("button", {
+        type: "button",
+        class: `button button-small button-link ${className}`,
+        "aria-label": ariaLabel,
+        text,
+        onclick: () => {
+          menu.open = false;
+          action();
+        },
+      });
+    menu.append(
       el("summary", { class: "button button-small button-link", "aria-label": `More for “${label(session)}”`, text: "⋯" }),
       el(
         "div",
         { class: "session-menu-items" },
-        el("button", {
-          type: "button",
-          class: "button button-small button-link pin",
-          text: session.pinned ? "Unpin" : "Pin",
-          onclick: () => this.pin(session, !session.pinned),
-        }),
-        el("button", { type: "button", class: "button button-small button-link share", text: "Share", onclick: () => this.share(session) }),
+        choice("rename", "Rename", `Rename “${label(session)}”`, () => this.rename(session)),
+        choice("pin", session.pinned ? "Unpin" : "Pin", null, () => this.pin(session, !session.pinned)),
+        choice("share", "Share", null, () => this.share(session)),
+        choice("delete", "Delete", `Delete “${label(session)}”`, () => this.confirmDelete(session)),
       ),
     );
-    const item = el("li", { class: "session", "data-session-id": session.sessionId }, link, menu, rename, remove);
+    menu.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && menu.open) {
+        event.stopPropagation(); // the drawer stays open: only the menu closes
+        menu.open = false;
+        menu.querySelector("summary").focus();
+      }
+    });
+    const item = el("li", { class: "session", "data-session-id": session.sessionId }, link, menu);
     if (session.pinned) item.dataset.pinned = "true";
     return item;
   }
@@ -163,7 +176,7 @@ export class Sessions {
     if (!item) return;
     const done = () => {
       this.render();
-      this.itemOf(session.sessionId)?.querySelector(".delete")?.focus();
+      this.itemOf(session.sessionId)?.querySelector(".session-menu summary")?.focus();
     };
     const remove = async () => {
       try {
@@ -214,7 +227,7 @@ export class Sessions {
     const input = el("input", { type: "text", value: session.title || "", "aria-label": "New title", maxlength: "200" });
     const done = () => {
       this.render();
-      this.itemOf(session.sessionId)?.querySelector(".rename")?.focus();
+      this.itemOf(session.sessionId)?.querySelector(".session-menu summary")?.focus();
     };
     const save = async (event) => {
       event.preventDefault();

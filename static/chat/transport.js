@@ -114,7 +114,8 @@ export class Transport {
     if (this.socket === stream.socket) this.socket = null;
   }
 
-  // Follow one turn to its end: `start` is {body} (send a converse body), {sessionId,
+  // Follow one turn to its end: `start` is {body} (send a converse body), {regenerate:
+  // {sessionId, messageId, timezone}} (answer an answer's question again), {sessionId,
   // lastEventId} (resume the session's turn), or {response} (an open SSE response of one, such as
   // an approval's decision). `onEvent(type, data, eventId)` sees each event once; `onRetry()` is
   // told when the connection was lost and the turn is being resumed.
@@ -146,23 +147,32 @@ export class Transport {
     const socket = useSocket ? await this.connect() : null;
     if (following !== this.following) return "left";
     if (socket && !this.current) {
-      const message = start.body ?? { action: "resume", sessionId: start.sessionId, lastEventId: start.lastEventId ?? undefined };
+      const message = start.body ??
+        (start.regenerate && { action: "regenerate", ...start.regenerate }) ?? {
+          action: "resume",
+          sessionId: start.sessionId,
+          lastEventId: start.lastEventId ?? undefined,
+        };
       return new Promise((resolve) => {
         this.current = { onEvent, resolve, socket };
-        this.socketResumed = !start.body;
+        this.socketResumed = !start.body && !start.regenerate;
         socket.send(JSON.stringify(message));
       });
     }
     let response;
     try {
-      response = await (start.body ? this.api.converseStream(start.body) : this.api.resumeStream(start.sessionId, start.lastEventId));
+      response = await (start.body
+        ? this.api.converseStream(start.body)
+        : start.regenerate
+          ? this.api.regenerateStream(start.regenerate)
+          : this.api.resumeStream(start.sessionId, start.lastEventId));
     } catch (error) {
       if (!(error instanceof ApiError) || error.code === "NETWORK") return "lost";
       // Refused before it started: the same `error` event a socket sends, with what HTTP adds.
       onEvent("error", { success: false, error: error.message, code: error.code, retryAfter: error.retryAfter, status: error.status });
       return "error";
     }
-    return this.read(response, onEvent, !start.body);
+    return this.read(response, onEvent, !start.body && !start.regenerate);
   }
 
   // The events of an open SSE response, until `done` or `error`; the stream is read on to its end

@@ -23,7 +23,9 @@ export class Turns {
     this.following = null; // the promise of its end
   }
 
-  async send(text, files = null) {
+  // `edited`: {article, parentMessageId} when the text is a new version of the question `article`
+  // (docs/api.md, "Branches"): what followed that question gives way to the new branch.
+  async send(text, files = null, edited = null) {
     const { composer, attachments, notices, messages, conversation } = this.parts;
     text = text.trim();
     if (!text || !composer.ready) return;
@@ -35,21 +37,42 @@ export class Turns {
     // (most often "none") comes first, on the same socket.
     if (this.following) await this.following;
     if (!composer.ready) return;
-    const taken = attachments.take();
+    const taken = edited ? [] : attachments.take(); // an edit keeps what the message box holds
     this.last = { text, files: files || taken };
     notices.clear();
     notices.say("");
     notices.retry = () => this.retry();
-    composer.clear();
+    if (!edited) composer.clear();
+    else conversation.removeFrom(edited.article);
     const superseded = conversation.waitingAnswers();
     const turn = new Turn(this.parts, {
       sessionId: conversation.sessionId,
-      question: messages.user(text, this.last.files),
+      question: messages.user({ text, files: this.last.files }),
       answer: messages.answer(),
       sent: this.last,
     });
-    await this.follow(turn, { body: this.body(this.last) });
+    const body = this.body(this.last);
+    if (edited) body.parentMessageId = edited.parentMessageId; // null: the session starts over
+    const how = await this.follow(turn, { body });
     if (superseded.length && turn.sessionId === conversation.sessionId) await this.refresh(superseded, turn.sessionId);
+    if (how === "done" && (edited || body.parentMessageId) && turn.sessionId === conversation.sessionId) conversation.open(turn.sessionId);
+  }
+
+  // The question of `article` (a stored answer) answered again, as a new version beside it
+  // (docs/api.md, "Regenerating an answer"); the branch then shown is the new one.
+  async regenerate(article) {
+    const { composer, notices, messages, conversation } = this.parts;
+    if (!composer.ready) return;
+    if (this.following) await this.following;
+    const sessionId = conversation.sessionId;
+    const messageId = article.dataset.messageId;
+    if (!sessionId || !messageId) return;
+    notices.clear();
+    notices.retry = null;
+    conversation.removeFrom(article);
+    const turn = new Turn(this.parts, { sessionId, answer: messages.answer() });
+    const how = await this.follow(turn, { regenerate: { sessionId, messageId, timezone: timezone() } });
+    if (how === "done" && conversation.sessionId === sessionId) conversation.open(sessionId);
   }
 
   // A new message denies the approvals its session waits for, and their turns go on before it
@@ -101,6 +124,8 @@ export class Turns {
     }
     if (turn.answer) conversation.unfollow(turn.answer.article);
     turn.ended(how);
+    if (how === "done") conversation.rememberBranch();
+    return how;
   }
 
   // Stop: the turn ends wherever it runs, and its `done` says so (chat/transport keeps reading it).
@@ -123,13 +148,22 @@ export class Turns {
     const body = { chatAppId, agentId, message: text, features: {}, source: "user" };
     const sessionId = this.parts.conversation.sessionId;
     if (sessionId) body.sessionId = sessionId;
+
     if (files.length) body.files = files;
-    try {
-      body.timezone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-    } catch {
-      // no timezone: the agent's tools take the server's
-    }
+    // An older version's branch is shown: the question follows its last answer, not the newest branch.
+    const { conversation } = this.parts;
+    if (conversation.olderBranch && conversation.lastAnswerId()) body.parentMessageId = conversation.lastAnswerId();
+    const zone = timezone();
+    if (zone) body.timezone = zone;
     return body;
+  }
+}
+
+function timezone() {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone;
+  } catch {
+    return undefined; // no timezone: the agent's tools take the server's
   }
 }
 
@@ -208,7 +242,14 @@ class Turn {
     this.begun = true;
     if (this.continuing) this.parts.notices.say(""); // no longer waiting for approval
     this.userMessageId = userMessageId;
-    if (this.question) this.question.dataset.messageId = userMessageId;
+    if (this.question) {
+      this.question.dataset.messageId = userMessageId;
+      // Stored: it can be edited now; it follows the answer shown before it (docs/api.md, "Branches").
+      const before = [...conversation.pane.querySelectorAll("[data-message-role]")];
+      const parent = before.slice(0, before.indexOf(this.question)).at(-1);
+      const parentMessageId = parent?.dataset.messageRole === "assistant" ? parent.dataset.messageId || null : null;
+      messages.asked(this.question, { text: this.sent.text, messageId: userMessageId, parentMessageId });
+    }
     if (!this.sessionId) this.adopt(sessionId);
     if (this.stopAsked) this.stop();
   }

@@ -44,8 +44,9 @@ def test_sessions_switch_without_a_reload_and_the_url_follows(site: Site, person
     expect(page.locator('[data-message-role="user"]')).to_have_text("Second conversation about pears")
     assert page.evaluate("window.__stillHere") is True
 
-    # Rename, by keyboard.
-    sidebar.get_by_role("button", name=re.compile("Rename .*pears")).click()
+    # Rename, by keyboard, from the conversation's menu.
+    sidebar.get_by_label(re.compile("More for .*pears")).press("Enter")
+    sidebar.get_by_role("button", name=re.compile("Rename .*pears")).press("Enter")
     title = sidebar.get_by_role("textbox", name="New title")
     expect(title).to_be_focused()
     title.fill("Pear talk")

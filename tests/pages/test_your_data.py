@@ -23,6 +23,7 @@ def test_a_conversation_is_deleted_from_the_sidebar_once_confirmed(site: Site, p
     sidebar = page.get_by_role("navigation", name="Conversations")
     expect(sidebar.get_by_role("link")).to_have_count(2)
 
+    sidebar.get_by_label(re.compile("More for .*pears")).click()
     sidebar.get_by_role("button", name=re.compile("Delete .*pears")).click()
     confirm = sidebar.get_by_role("group", name="Confirm deletion")
     expect(confirm).to_contain_text("cannot be undone")
@@ -30,6 +31,7 @@ def test_a_conversation_is_deleted_from_the_sidebar_once_confirmed(site: Site, p
     confirm.get_by_role("button", name="Cancel").click()  # nothing happens without the confirmation
     expect(sidebar.get_by_role("link")).to_have_count(2)
 
+    sidebar.get_by_label(re.compile("More for .*pears")).click()
     sidebar.get_by_role("button", name=re.compile("Delete .*pears")).click()
     sidebar.get_by_role("group", name="Confirm deletion").get_by_role("button", name="Delete").click()
 

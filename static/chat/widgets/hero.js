@@ -40,6 +40,7 @@ export class Hero {
     this.collapsed = false;
     this.collapseButton = null;
     this.unwatch = null;
+    this.onPersonToggle = null; // chat/widgets/room: told when the person, not code, collapses or expands it
   }
 
   // The chat app's hero widget is created at load when its definition asks to be.
@@ -131,7 +132,10 @@ export class Hero {
       host: frame,
       metadata: { title: definition.description || tagId, ...(metadata || {}) },
     });
-    this.collapseButton = collapseButton(() => this.toggleCollapsed());
+    this.collapseButton = collapseButton(() => {
+      this.toggleCollapsed();
+      this.onPersonToggle?.();
+    });
     this.instance.addTools(this.collapseButton);
     this.unwatch = this.instance.watch(() => this.label());
     this.apply();

@@ -86,6 +86,8 @@ async function chart(context, body) {
   figure.setAttribute("aria-label", spec.title || `Chart of ${spec.series.map((item) => item.label).join(", ")}`);
   body.append(figure);
   const bars = spec.type === "bar" ? uPlot.paths.bars({ size: [0.6, 64] }) : undefined;
+  const ink = getComputedStyle(body).color;
+  const grid = ink.replace(/^rgba?\(([^,]+),([^,]+),([^,)]+).*$/, "rgba($1,$2,$3, 0.15)");
   const options = {
     title: spec.title || undefined,
     width: Math.max(240, Math.floor(body.clientWidth || 480)),
@@ -99,7 +101,11 @@ async function chart(context, body) {
       // Bars grow from zero; lines take their data's range.
       y: bars ? { range: (_, min, max) => [Math.min(0, min), Math.max(0, max) * 1.1 || 1] } : {},
     },
-    axes: [spec.labels ? { splits: () => spec.xs, values: (_, ticks) => ticks.map((tick) => spec.labels[tick] ?? ""), space: 30 } : {}, {}],
+    // The canvas does not inherit CSS: the axes take the page's text colour, light or dark theme alike.
+    axes: [
+      spec.labels ? { splits: () => spec.xs, values: (_, ticks) => ticks.map((tick) => spec.labels[tick] ?? ""), space: 30 } : {},
+      {},
+    ].map((axis) => ({ ...axis, stroke: ink, grid: { stroke: grid }, ticks: { stroke: grid } })),
     series: [
       { label: "x", value: spec.labels ? (_, value) => spec.labels[value] ?? value : undefined },
       ...spec.series.map((item, index) => ({

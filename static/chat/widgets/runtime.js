@@ -9,6 +9,7 @@
 //   chat/widgets/surfaces      the canvas and the dialog
 //   chat/widgets/spotlight     the carousel above the message box
 //   chat/widgets/hero          the one widget below it
+//   chat/widgets/room          both yield the space once a conversation has messages
 //
 // createRuntime({config, api, host}) -> Runtime; host: the page's side, {sendMessage(text),
 // suggest(text, {focus, highlight}), appState(), inlineHost()}, called only once the page is built.
@@ -18,6 +19,7 @@ import { CONTEXTS, Definitions } from "chat/widgets/definitions";
 import { Events } from "chat/widgets/events";
 import { Hero } from "chat/widgets/hero";
 import { Instances } from "chat/widgets/instances";
+import { Room } from "chat/widgets/room";
 import { Spotlight } from "chat/widgets/spotlight";
 import { Canvas, openDialog } from "chat/widgets/surfaces";
 
@@ -65,8 +67,10 @@ class Runtime {
     });
     this.canvas = new Canvas({ events: this.events, instances: this.instances });
     const parts = { definitions: this.definitions, instances: this.instances, events: this.events };
-    this.spotlight = new Spotlight({ ...parts, save: (prefs) => api.savePrefs(config.user?.userId, prefs) });
+    const save = (prefs) => api.savePrefs(config.user?.userId, prefs);
+    this.spotlight = new Spotlight({ ...parts, save });
     this.hero = new Hero(parts);
+    this.room = new Room({ spotlight: this.spotlight, hero: this.hero, save, prefs: config.user?.prefs });
     // The shelf sits just above the message box.
     const shelf = el("div", { class: "shelf" }, this.spotlight.element, this.hero.element);
     const composer = document.querySelector(".composer");
@@ -84,6 +88,11 @@ class Runtime {
   start() {
     this.spotlight.start(this.user?.prefs || {});
     this.hero.start();
+  }
+
+  // Whether the conversation shown has messages: the spotlight and the hero then yield the space.
+  conversing(hasMessages) {
+    this.room.update(hasMessages);
   }
 
   // Inline widgets of messages no longer on the page (another session opened): their instances go.

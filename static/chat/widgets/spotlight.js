@@ -38,6 +38,7 @@ export class Spotlight {
     this.entries = new SpotlightEntries(definitions);
     this.started = false; // nothing shows before the person's prefs are in: no card their unpinning would remove
     this.visible = true;
+    this.onPersonToggle = null; // chat/widgets/room: told when the person, not code, shows or hides the cards
     this.build();
     this.render();
   }
@@ -50,7 +51,10 @@ export class Spotlight {
         class: "button button-small spotlight-toggle",
         "aria-expanded": "true",
         "aria-controls": "spotlight-track",
-        onclick: () => this.setVisible(!this.visible),
+        onclick: () => {
+          this.setVisible(!this.visible);
+          this.onPersonToggle?.();
+        },
       },
       icon(CHEVRON),
       el("span", { text: "Spotlight" }),
