@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.core.cache import cache
+from django.test import Client
 from rest_framework.test import APIClient
 
-from chat.users.models import forget_local_users
+from chat.users.models import ChatUser, forget_local_users
 from chatplatform import db, generations
 from chatplatform.api.authentication import sign_token
 from chatplatform.llm import http
@@ -109,6 +110,25 @@ def admin_client(client_for: Callable[..., APIClient]) -> APIClient:
 @pytest.fixture
 def anon_client() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def staff(db: None) -> Client:
+    """A browser signed in to the Django admin as the superuser `staff`."""
+    client = Client()
+    client.force_login(ChatUser.objects.create_superuser("staff"))
+    return client
+
+
+def post_agent(client: APIClient, agent: dict[str, Any], **body: Any) -> Any:
+    """`POST /api/chat-admin/agent` with `{"agent": agent, **body}` (docs/api.md, "Agents")."""
+    return client.post("/api/chat-admin/agent", {"agent": agent, **body}, format="json")
+
+
+def assert_ok(response: Any) -> Any:
+    """The response is a 200; its JSON body."""
+    assert response.status_code == 200, response.content
+    return response.json()
 
 
 def assert_error(response: Any, status: int, code: str | None = None, *, mentions: str | None = None) -> dict[str, Any]:
