@@ -43,6 +43,39 @@ os.environ.setdefault("CHAT_OFFLINE_TOKEN_DELAY_MS", "0")
 settings.CHAT_OFFLINE_TOKEN_DELAY_MS = int(os.environ["CHAT_OFFLINE_TOKEN_DELAY_MS"])  # loaded before this file
 
 
+# `make test`'s workers take a file at a time (tests/pages as one unit: its site and browser are
+# the package's), in this order: the longest first, so that the two workers finish together
+# (docs/decisions.md, "The test suite"). A unit not listed comes after, in collection order.
+LONGEST_UNITS = [
+    "tests/pages",
+]
+
+
+def _unit(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    return "tests/pages" if path.startswith("tests/pages/") else path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {unit: position for position, unit in enumerate(LONGEST_UNITS)}
+    items.sort(key=lambda item: rank.get(_unit(item.nodeid), len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile` by the units above, in the order of the collection."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongestFirst(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    config.option.loadscopereorder = False  # xdist's own order is by number of tests, not time
+    return LongestFirst(config, log)
+
+
 def bearer_token(user_id: str, *, admin: bool = False, expires_in: int = 3600, **claims: Any) -> str:
     """A token like `manage.py issue_token` signs: `sub` plus optional profile claims."""
     now = int(time.time())
