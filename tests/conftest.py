@@ -48,6 +48,27 @@ settings.CHAT_OFFLINE_TOKEN_DELAY_MS = int(os.environ["CHAT_OFFLINE_TOKEN_DELAY_
 # (docs/decisions.md, "The test suite"). A unit not listed comes after, in collection order.
 LONGEST_UNITS = [
     "tests/pages",
+    "tests/doors/test_agui.py",
+    "tests/chatplatform/test_schemathesis.py",
+    "tests/doors/test_mcp.py",
+    "tests/telemetry/test_traces.py",
+    "tests/chatplatform/test_faults_of_a_running_platform.py",
+    "tests/chatplatform/test_signin_throttle.py",
+    "tests/chatplatform/test_durable_turns_across_processes.py",
+    "tests/chatplatform/test_asgi_server.py",
+    "tests/doors/test_responses_across_processes.py",
+    "tests/chatplatform/test_access_rule_budget.py",
+    "tests/chatplatform/test_metrics_of_several_processes.py",
+    "tests/chatplatform/test_settings.py",
+    "tests/chatplatform/test_production_start.py",
+    "tests/governance/test_usage_limits_across_processes.py",
+    "tests/converse/test_outbound_proxy.py",
+    "tests/config/test_api.py",
+    "tests/doors/test_a2a.py",
+    "tests/knowledge/test_parse_limits.py",
+    "tests/chat/test_web_component_bombs.py",
+    "tests/chat/test_seed_demo.py",
+    "tests/chat/test_demo_widgets.py",
 ]
 
 
