@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -38,14 +37,15 @@ from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
+from bench.common import percentile  # noqa: E402
+
 TAGS = 10_000
 DIRECTIVES = 100_000
 SCOPES = 1_000  # 100 directives per scope
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered) * 1000, ordered[int(len(ordered) * 0.95) - 1] * 1000
+    return percentile(samples, 50) * 1000, percentile(samples, 95) * 1000
 
 
 def measure(requests: int, call: Callable[[], object], before: Callable[[], object] | None = None) -> list[float]:

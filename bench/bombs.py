@@ -26,7 +26,6 @@ import asyncio
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +37,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import manage, scripted_model, throwaway_database  # noqa: E402
 from bench.converse import BODY, Sample, measure, through_sse  # noqa: E402
 from tests.bombs import GIGABYTE, gzip_bomb, rss  # noqa: E402
 from tests.knowledge.pdf import pdf_bomb  # noqa: E402
@@ -142,69 +141,64 @@ def main() -> None:
     parser.add_argument("--parse-seconds", type=float, default=20.0, help="CHAT_KB_PARSE_SECONDS of the server")
     args = parser.parse_args()
 
-    model = subprocess.Popen(
-        [sys.executable, "-m", "tests.peers.openai_server", "--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        model_url = model.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as tmp, throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url:
-            env = {
-                **os.environ,
-                "DATABASE_URL": database_url,
-                "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-                "OPENAI_BASE_URL": model_url,
-                "OPENAI_API_KEY": "unused",
-                "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-                "CHAT_KB_PARSE_SECONDS": str(args.parse_seconds),
-                "LOG_LEVEL": "WARNING",
-            }
-            manage(env, "migrate", "--noinput")
-            manage(env, "seed_demo")
-            bomb = Path(tmp) / "bomb.js.gz"
-            bomb.write_bytes(gzip_bomb(GIGABYTE))
-            tokens = [
-                word
-                for word in manage(
-                    env,
-                    "shell",
-                    "-c",
-                    "import time; from chatplatform.api.authentication import sign_token; "
-                    f"print(*(sign_token({{'sub': f'bench-{{n}}', 'exp': int(time.time()) + 3600}}) for n in range({STREAMS})))",
-                ).split()
-                if word.count(".") == 2  # the shell's own banner is printed too
-            ]
-            manage(
+    with (
+        scripted_model(["--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"]) as model_url,
+        tempfile.TemporaryDirectory() as tmp,
+        throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url,
+    ):
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": "bench-secret-key-" + "x" * 40,
+            "OPENAI_BASE_URL": model_url,
+            "OPENAI_API_KEY": "unused",
+            "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
+            "CHAT_KB_PARSE_SECONDS": str(args.parse_seconds),
+            "LOG_LEVEL": "WARNING",
+        }
+        manage(env, "migrate", "--noinput")
+        manage(env, "seed_demo")
+        bomb = Path(tmp) / "bomb.js.gz"
+        bomb.write_bytes(gzip_bomb(GIGABYTE))
+        tokens = [
+            word
+            for word in manage(
                 env,
                 "shell",
                 "-c",
-                "from django.core.files.base import ContentFile; from django.core.files.storage import storages; "
-                f"storages['widget_store'].save('bench/bomb.js.gz', ContentFile(open({str(bomb)!r}, 'rb').read()))",
-            )
-            admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
-            backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
-            print(
-                f"bombs: uvicorn 1 worker, {backend}, {'Redis' if env.get('REDIS_URL') else 'local memory'}; "
-                f"{STREAMS} concurrent turns × {args.bursts} bursts per phase; CHAT_KB_PARSE_SECONDS={args.parse_seconds:g}"
-            )
-            with asgi_server(env) as server:
-                as_admin = {"Authorization": f"Bearer {admin}"}
-                component = {"storeBucket": "bench", "storeKey": "bomb.js.gz", "encoding": "gzip"}
-                tag = {
-                    "scope": "bench", "tag": "bomb", "usageMode": "global", "status": "enabled",
-                    "widget": {"type": "web-component", "webComponent": component}, "renderingContexts": {"inline": True},
-                    "canBeGeneratedByLlm": False, "canBeGeneratedByTool": False, "description": "the gzip bomb",
-                }  # fmt: skip
-                for path, payload in (
-                    ("agent", {"agent": {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}}),
-                    ("knowledge-base", {"knowledgeBase": {"knowledgeBaseId": "bench-kb", "name": "Bench", "description": "Uploads."}}),
-                    ("tagdef", {"tagDefinition": tag}),
-                ):
-                    httpx.post(f"{server.url}/api/chat-admin/{path}", json=payload, headers=as_admin, timeout=60).raise_for_status()
-                asyncio.run(run(server.url, server.pid, tokens, admin, args.bursts, args.pdf_mb))
-    finally:
-        model.terminate()
-        model.wait(timeout=10)
+                "import time; from chatplatform.api.authentication import sign_token; "
+                f"print(*(sign_token({{'sub': f'bench-{{n}}', 'exp': int(time.time()) + 3600}}) for n in range({STREAMS})))",
+            ).split()
+            if word.count(".") == 2  # the shell's own banner is printed too
+        ]
+        manage(
+            env,
+            "shell",
+            "-c",
+            "from django.core.files.base import ContentFile; from django.core.files.storage import storages; "
+            f"storages['widget_store'].save('bench/bomb.js.gz', ContentFile(open({str(bomb)!r}, 'rb').read()))",
+        )
+        admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
+        backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
+        print(
+            f"bombs: uvicorn 1 worker, {backend}, {'Redis' if env.get('REDIS_URL') else 'local memory'}; "
+            f"{STREAMS} concurrent turns × {args.bursts} bursts per phase; CHAT_KB_PARSE_SECONDS={args.parse_seconds:g}"
+        )
+        with asgi_server(env) as server:
+            as_admin = {"Authorization": f"Bearer {admin}"}
+            component = {"storeBucket": "bench", "storeKey": "bomb.js.gz", "encoding": "gzip"}
+            tag = {
+                "scope": "bench", "tag": "bomb", "usageMode": "global", "status": "enabled",
+                "widget": {"type": "web-component", "webComponent": component}, "renderingContexts": {"inline": True},
+                "canBeGeneratedByLlm": False, "canBeGeneratedByTool": False, "description": "the gzip bomb",
+            }  # fmt: skip
+            for path, payload in (
+                ("agent", {"agent": {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}}),
+                ("knowledge-base", {"knowledgeBase": {"knowledgeBaseId": "bench-kb", "name": "Bench", "description": "Uploads."}}),
+                ("tagdef", {"tagDefinition": tag}),
+            ):
+                httpx.post(f"{server.url}/api/chat-admin/{path}", json=payload, headers=as_admin, timeout=60).raise_for_status()
+            asyncio.run(run(server.url, server.pid, tokens, admin, args.bursts, args.pdf_mb))
 
 
 if __name__ == "__main__":

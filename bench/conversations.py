@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import manage, percentile, throwaway_database  # noqa: E402
 from bench.knowledge import STOP_WORDS, Corpus, measure, percentiles, postgres_url  # noqa: E402
 
 SENTENCES = 20_000  # a pool messages are drawn from: generating 2 million messages word by word takes minutes
@@ -125,7 +125,7 @@ def child(sessions: int, messages: int, per_user: int, query_count: int) -> dict
         assert response.status_code == 200 and response.json()["sessions"][0]["pinned"], response.content
 
     listing = measure(queries[:100], listed)
-    print(f"  results per query  median {sorted(found)[len(found) // 2]}, {sum(1 for n in found if n == 0)} of {len(found)} found nothing")
+    print(f"  results per query  median {percentile(found, 50)}, {sum(1 for n in found if n == 0)} of {len(found)} found nothing")
     for name, samples, target in (
         ("search selector", selector, TARGET_MS),
         ("search endpoint", endpoint_samples, TARGET_MS),

@@ -38,7 +38,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,7 +52,7 @@ import websockets
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import manage, percentile, scripted_model, throwaway_database  # noqa: E402
 from bench.profile import Profile  # noqa: E402
 from tests.servers import ServerProcess, asgi_server  # noqa: E402
 
@@ -67,8 +66,7 @@ class Sample:
     errors: int = 0
 
     def p(self, values: list[float], q: float) -> float:
-        ordered = sorted(values)
-        return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000 if ordered else float("nan")
+        return percentile(values, q * 100) * 1000
 
 
 def cpu_seconds(pid: int) -> float:
@@ -264,77 +262,83 @@ def main() -> None:
     args = parser.parse_args()
     levels = [1, *(int(level) for level in args.concurrency.split(",") if level)]
 
-    model = subprocess.Popen(
-        [sys.executable, "-m", "tests.peers.openai_server", "--tokens", str(args.tokens),
-         "--first-token-delay", str(args.first_token_delay), "--token-delay", str(args.token_delay),
-         "--complete-text", '<answer>["metric-units"]</answer>', "--complete-delay", str(args.first_token_delay)],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        model_url = model.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as tmp, throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url:
-            env = {
-                **os.environ,
-                "DATABASE_URL": database_url,
-                "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-                "OPENAI_BASE_URL": model_url,
-                "OPENAI_API_KEY": "unused",
-                "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-                # Directives are processed where a chat app keeps augmentation on (only bench-directives, below).
-                "CHAT_SITE_FEATURES": json.dumps({"instructionAugmentation": {"enabled": True}}),
-                "CHAT_SELECTION_MODEL": "openai:bench",
-                "LOG_LEVEL": "WARNING",
-            }
-            manage(env, "migrate", "--noinput")
-            manage(env, "seed_demo")
-            token = manage(env, "issue_token", "bench-user").strip()
-            admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
-            backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
-            cache = "Redis" if env.get("REDIS_URL") else "local memory"
-            print(f"converse: uvicorn {args.workers} worker(s), {backend}, {cache}; ", end="")
-            print(
-                f"model: {args.first_token_delay * 1000:.0f} ms to first token, {args.tokens} tokens at {args.token_delay * 1000:.0f} ms; ",
-                end="",
-            )
-            print(f"{args.turns} sequential turns, then {levels[1:]} streams")
-            print(
-                "relay: a bare ASGI app on the same uvicorn relaying the model stream (bench/relay.py), "
-                "the floor of this stack on this machine now"
-            )
-            with (
-                asgi_server({**env, "MODEL_URL": model_url}, app="bench.relay:app") as relay,
-                asgi_server(env, workers=args.workers) as server,
+    with (
+        scripted_model(
+            [
+                "--tokens",
+                str(args.tokens),
+                "--first-token-delay",
+                str(args.first_token_delay),
+                "--token-delay",
+                str(args.token_delay),
+                "--complete-text",
+                '<answer>["metric-units"]</answer>',
+                "--complete-delay",
+                str(args.first_token_delay),
+            ]
+        ) as model_url,
+        tempfile.TemporaryDirectory() as tmp,
+        throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url,
+    ):
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": "bench-secret-key-" + "x" * 40,
+            "OPENAI_BASE_URL": model_url,
+            "OPENAI_API_KEY": "unused",
+            "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
+            # Directives are processed where a chat app keeps augmentation on (only bench-directives, below).
+            "CHAT_SITE_FEATURES": json.dumps({"instructionAugmentation": {"enabled": True}}),
+            "CHAT_SELECTION_MODEL": "openai:bench",
+            "LOG_LEVEL": "WARNING",
+        }
+        manage(env, "migrate", "--noinput")
+        manage(env, "seed_demo")
+        token = manage(env, "issue_token", "bench-user").strip()
+        admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
+        backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
+        cache = "Redis" if env.get("REDIS_URL") else "local memory"
+        print(f"converse: uvicorn {args.workers} worker(s), {backend}, {cache}; ", end="")
+        print(
+            f"model: {args.first_token_delay * 1000:.0f} ms to first token, {args.tokens} tokens at {args.token_delay * 1000:.0f} ms; ",
+            end="",
+        )
+        print(f"{args.turns} sequential turns, then {levels[1:]} streams")
+        print(
+            "relay: a bare ASGI app on the same uvicorn relaying the model stream (bench/relay.py), "
+            "the floor of this stack on this machine now"
+        )
+        with (
+            asgi_server({**env, "MODEL_URL": model_url}, app="bench.relay:app") as relay,
+            asgi_server(env, workers=args.workers) as server,
+        ):
+            as_admin = {"Authorization": f"Bearer {admin}"}
+            # The demo agent as it was measured before knowledge bases came (bench/knowledge.py measures a turn with one).
+            agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
+            off = {"agentId": "demo-assistant", "features": {"instructionAugmentation": {"enabled": False}}}
+            on = {"agentId": "demo-assistant", "features": {"instructionAugmentation": {"enabled": True}}}
+            for path, payload in (
+                ("agent", {"agent": agent}),
+                ("chat-app", {"chatApp": {"chatAppId": "demo", **off}}),
+                ("chat-app", {"chatApp": {"chatAppId": "bench-directives", "title": "Bench", "enabled": True, **on}}),
             ):
-                as_admin = {"Authorization": f"Bearer {admin}"}
-                # The demo agent as it was measured before knowledge bases came (bench/knowledge.py measures a turn with one).
-                agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
-                off = {"agentId": "demo-assistant", "features": {"instructionAugmentation": {"enabled": False}}}
-                on = {"agentId": "demo-assistant", "features": {"instructionAugmentation": {"enabled": True}}}
-                for path, payload in (
-                    ("agent", {"agent": agent}),
-                    ("chat-app", {"chatApp": {"chatAppId": "demo", **off}}),
-                    ("chat-app", {"chatApp": {"chatAppId": "bench-directives", "title": "Bench", "enabled": True, **on}}),
-                ):
-                    httpx.post(f"{server.url}/api/chat-admin/{path}", json=payload, headers=as_admin).raise_for_status()
-                profile = Profile(server.pid) if args.profile else None
-                asyncio.run(
-                    run(
-                        server.url,
-                        server.pid,
-                        model_url,
-                        relay,
-                        token,
-                        levels,
-                        args.turns,
-                        args.bursts,
-                        profile,
-                        args.no_directives,
-                        args.profile_output,
-                    )
+                httpx.post(f"{server.url}/api/chat-admin/{path}", json=payload, headers=as_admin).raise_for_status()
+            profile = Profile(server.pid) if args.profile else None
+            asyncio.run(
+                run(
+                    server.url,
+                    server.pid,
+                    model_url,
+                    relay,
+                    token,
+                    levels,
+                    args.turns,
+                    args.bursts,
+                    profile,
+                    args.no_directives,
+                    args.profile_output,
                 )
-    finally:
-        model.terminate()
-        model.wait(timeout=10)
+            )
 
 
 if __name__ == "__main__":

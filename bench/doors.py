@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +35,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import manage, scripted_model, throwaway_database  # noqa: E402
 from bench.converse import BODY, Sample, cpu_seconds, measure, through_sse  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
@@ -121,39 +120,34 @@ def main() -> None:
     args = parser.parse_args()
     levels = [1, *(int(level) for level in args.concurrency.split(",") if level)]
 
-    model = subprocess.Popen(
-        [sys.executable, "-m", "tests.peers.openai_server", "--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        model_url = model.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as tmp, throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url:
-            env = {
-                **os.environ,
-                "DATABASE_URL": database_url,
-                "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-                "OPENAI_BASE_URL": model_url,
-                "OPENAI_API_KEY": "unused",
-                "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-                "CHAT_SITE_FEATURES": "{}",
-                "LOG_LEVEL": "WARNING",
-            }
-            manage(env, "migrate", "--noinput")
-            manage(env, "seed_demo")
-            token = manage(env, "issue_token", "bench-user").strip()
-            admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
-            backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
-            cache = "Redis" if env.get("REDIS_URL") else "local memory"
-            print(f"doors: uvicorn 1 worker, {backend}, {cache}; model: 300 ms to first token, 50 tokens at 20 ms; ", end="")
-            print(f"{args.turns} sequential turns, then {levels[1:]} streams")
-            with asgi_server(env) as server:
-                agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
-                as_admin = {"Authorization": f"Bearer {admin}"}
-                httpx.post(f"{server.url}/api/chat-admin/agent", json={"agent": agent}, headers=as_admin).raise_for_status()
-                asyncio.run(run(server.url, server.pid, token, levels, args.turns))
-    finally:
-        model.terminate()
-        model.wait(timeout=10)
+    with (
+        scripted_model(["--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"]) as model_url,
+        tempfile.TemporaryDirectory() as tmp,
+        throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url,
+    ):
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": "bench-secret-key-" + "x" * 40,
+            "OPENAI_BASE_URL": model_url,
+            "OPENAI_API_KEY": "unused",
+            "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
+            "CHAT_SITE_FEATURES": "{}",
+            "LOG_LEVEL": "WARNING",
+        }
+        manage(env, "migrate", "--noinput")
+        manage(env, "seed_demo")
+        token = manage(env, "issue_token", "bench-user").strip()
+        admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
+        backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
+        cache = "Redis" if env.get("REDIS_URL") else "local memory"
+        print(f"doors: uvicorn 1 worker, {backend}, {cache}; model: 300 ms to first token, 50 tokens at 20 ms; ", end="")
+        print(f"{args.turns} sequential turns, then {levels[1:]} streams")
+        with asgi_server(env) as server:
+            agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
+            as_admin = {"Authorization": f"Bearer {admin}"}
+            httpx.post(f"{server.url}/api/chat-admin/agent", json={"agent": agent}, headers=as_admin).raise_for_status()
+            asyncio.run(run(server.url, server.pid, token, levels, args.turns))
 
 
 if __name__ == "__main__":

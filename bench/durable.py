@@ -33,7 +33,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import bench_platform  # noqa: E402
+from bench.common import bench_platform, percentile  # noqa: E402
 from bench.converse import BODY, Sample, measure, through_sse  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
@@ -74,8 +74,7 @@ async def first_replayed(client: aiohttp.ClientSession, url: str, token: str, se
 
 
 def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000 if ordered else float("nan")
+    return percentile(values, q * 100) * 1000
 
 
 async def keeping(client: aiohttp.ClientSession, on: str, off: str, token: str, streams: int, bursts: int) -> None:

@@ -39,18 +39,13 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import bench_platform, manage  # noqa: E402
+from bench.common import bench_platform, manage, percentile  # noqa: E402
 from bench.converse import through_sse  # noqa: E402
 from tests.peers.webhook_receiver import Answer, WebhookReceiver  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
 SECRET = "bench-webhook-secret"
 BODY = {"chatAppId": "demo", "agentId": "demo-assistant", "message": "Tell me something.", "features": {}, "source": "user"}
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else float("nan")
 
 
 def hooks(*receivers: WebhookReceiver) -> str:
@@ -113,7 +108,7 @@ def bench_turns(env: dict[str, str], token: str, admin: str, args: argparse.Name
             ratio = statistics.median(ttft) / base
             verdict = "" if name == "no webhooks" else ("  OK" if ratio <= 1.02 else "  above 1.02")
             print(
-                f"   {name:<26} {statistics.median(ttft) * 1000:7.1f}ms {pct(ttft, 0.99) * 1000:6.1f}ms "
+                f"   {name:<26} {statistics.median(ttft) * 1000:7.1f}ms {percentile(ttft, 99) * 1000:6.1f}ms "
                 f"{statistics.median(total) * 1000:8.1f}ms {ratio:7.3f}{verdict}"
             )
         print(f"   the 500 receiver got {len(failing.received)} attempts meanwhile (retried with backoff)")
@@ -122,7 +117,7 @@ def bench_turns(env: dict[str, str], token: str, admin: str, args: argparse.Name
             for request in fast.of("session.created")
         ]
         print(f"\n2. from cause to delivery (session.created, {len(waits)} events, worker polling every 0.5 s):")
-        print(f"   p50 {pct(waits, 0.5) * 1000:.0f} ms   p99 {pct(waits, 0.99) * 1000:.0f} ms   max {max(waits) * 1000:.0f} ms")
+        print(f"   p50 {percentile(waits, 50) * 1000:.0f} ms   p99 {percentile(waits, 99) * 1000:.0f} ms   max {max(waits) * 1000:.0f} ms")
 
 
 # --- 3: deliveries per second --------------------------------------------------------------------
@@ -312,9 +307,10 @@ def bench_search(env: dict[str, str], admin: str, args: argparse.Namespace) -> N
                 latencies.append(time.perf_counter() - begin)
             plan = by_family.get(name, "")
             scans = sorted(set(re.findall(r"Seq Scan on (\w+)", plan)))
-            verdict = "OK" if pct(latencies, 0.95) < 0.05 else "above 50 ms"
+            p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
+            verdict = "OK" if p95 < 0.05 else "above 50 ms"
             print(
-                f"   {name:<28} {response.json()['total']:>9,} {pct(latencies, 0.5) * 1000:6.1f}ms {pct(latencies, 0.95) * 1000:6.1f}ms"
+                f"   {name:<28} {response.json()['total']:>9,} {p50 * 1000:6.1f}ms {p95 * 1000:6.1f}ms"
                 f"  {verdict}; {'sequential scan of ' + ', '.join(scans) if scans else 'index scans only'}"
             )
     if args.plans:

@@ -24,7 +24,6 @@ import itertools
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import manage, percentile, scripted_model, throwaway_database  # noqa: E402
 
 SECTIONS = 5  # one chunk each: about 50,000 chunks for 10,000 documents
 VOCABULARY = 30_000  # invented content words
@@ -44,8 +43,7 @@ LOCAL_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered) * 1000, ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000
+    return percentile(samples, 50) * 1000, percentile(samples, 95) * 1000
 
 
 # --- the corpus --------------------------------------------------------------------------------
@@ -259,11 +257,7 @@ def main() -> None:
         print("FIGURES " + json.dumps(child(args.documents, args.queries)), flush=True)
         return
 
-    embeddings = subprocess.Popen(
-        [sys.executable, "-m", "tests.peers.openai_server", "--tokens", "1"], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        base_url = embeddings.stdout.readline().strip()  # type: ignore[union-attr]
+    with scripted_model(["--tokens", "1"]) as base_url:
         targets = []
         if args.only != "postgres":
             targets.append(("sqlite", None))
@@ -294,9 +288,6 @@ def main() -> None:
                     else:
                         print(line)
         print(json.dumps({"bench": "knowledge", "results": results}))
-    finally:
-        embeddings.terminate()
-        embeddings.wait(timeout=10)
 
 
 if __name__ == "__main__":

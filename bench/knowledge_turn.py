@@ -18,7 +18,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +28,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import manage, scripted_model, throwaway_database  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
 WORDS = [
@@ -75,14 +74,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=30)
     options = parser.parse_args()
-    model = subprocess.Popen(
-        [sys.executable, "-m", "tests.peers.openai_server", "--tokens", "20", "--first-token-delay", "0.3", "--token-delay", "0.01"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        model_url = model.stdout.readline().strip()
+    with scripted_model(["--tokens", "20", "--first-token-delay", "0.3", "--token-delay", "0.01"]) as model_url:
         with tempfile.TemporaryDirectory() as folder, throwaway_database(os.environ.get("DATABASE_URL"), folder) as database_url:
             env = {
                 **os.environ,
@@ -139,9 +131,6 @@ def main() -> None:
         print(f"  the query alone (query endpoint, p50): {query:.1f} ms")
         target = 1.05 * without + query
         print(f"  target: with <= 1.05 x without + the query = {target:.1f} ms: {'met' if with_kb <= target else 'NOT met'}")
-    finally:
-        model.terminate()
-        model.wait(timeout=10)
 
 
 if __name__ == "__main__":

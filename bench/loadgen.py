@@ -6,6 +6,8 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from bench.common import percentile
+
 
 @dataclass
 class Result:
@@ -29,8 +31,7 @@ class Result:
             self.statuses[status] = self.statuses.get(status, 0) + count
 
     def percentile(self, p: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] * 1000 if ordered else 0.0
+        return percentile(self.latencies, p) * 1000
 
 
 async def _worker(host: str, port: int, request: bytes, deadline: float, result: Result) -> None:

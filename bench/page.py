@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -40,7 +39,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import manage, percentile, throwaway_database  # noqa: E402
 from tests.peers.openai_server import OpenAIServer, Reply  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
@@ -74,7 +73,7 @@ def long_answer(tokens: int) -> list[str]:
 
 
 def p50(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
+    return percentile(values, 50)
 
 
 def sse_first_delta(client: httpx.Client, token: str, body: dict[str, Any]) -> tuple[float, str]:

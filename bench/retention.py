@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import sys
 import threading
 import time
@@ -33,7 +32,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import bench_platform  # noqa: E402
+from bench.common import bench_platform, percentile  # noqa: E402
 from bench.converse import BODY, through_sse  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
@@ -78,7 +77,7 @@ def write_expired(sessions: int, messages: int) -> None:
 
 
 def p50(values: list[float]) -> float:
-    return statistics.median(values) * 1000 if values else float("nan")
+    return percentile(values, 50) * 1000
 
 
 async def turns(url: str, token: str, count: int, chat_app_id: str = "demo", while_running: threading.Event | None = None) -> list[float]:

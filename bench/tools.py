@@ -37,6 +37,7 @@ import httpx2  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
+from bench.common import percentile  # noqa: E402
 from tools.models import ExecutionType, ToolDefinition  # noqa: E402
 from tools.toolset import build_toolset  # noqa: E402
 
@@ -52,13 +53,8 @@ ADD = {
 }
 
 
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def figures(samples: list[float]) -> str:
-    return f"p50 {percentile(samples, 0.50) * 1000:7.3f} ms   p99 {percentile(samples, 0.99) * 1000:7.3f} ms   (n={len(samples)})"
+    return f"p50 {percentile(samples, 50) * 1000:7.3f} ms   p99 {percentile(samples, 99) * 1000:7.3f} ms   (n={len(samples)})"
 
 
 def tool(execution_type: str, **fields: Any) -> ToolDefinition:
@@ -143,8 +139,8 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
-    ratio50 = percentile(through_toolset, 0.5) / percentile(direct, 0.5)
-    ratio99 = percentile(through_toolset, 0.99) / percentile(direct, 0.99)
+    ratio50 = percentile(through_toolset, 50) / percentile(direct, 50)
+    ratio99 = percentile(through_toolset, 99) / percentile(direct, 99)
     print(f"mcp, direct mcp client (warm session)       {figures(direct)}")
     print(f"mcp, toolset call (warm token)              {figures(through_toolset)}")
     print(f"mcp overhead ratio: p50 {ratio50:.2f}   p99 {ratio99:.2f}   target p50 <= 1.2")

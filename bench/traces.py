@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -26,7 +25,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, throwaway_database  # noqa: E402
+from bench.common import manage, scripted_model, throwaway_database  # noqa: E402
 from bench.converse import Sample, cpu_seconds, measure, through_sse  # noqa: E402
 from tests.peers.otlp_receiver import OtlpReceiver  # noqa: E402
 from tests.servers import ServerProcess, asgi_server  # noqa: E402
@@ -67,40 +66,32 @@ def main() -> None:
     parser.add_argument("--bursts", type=int, default=2)
     args = parser.parse_args()
     levels = [1, *(int(level) for level in args.concurrency.split(",") if level)]
-    model = subprocess.Popen(
-        [sys.executable, "-m", "tests.peers.openai_server", "--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        model_url = model.stdout.readline().strip() if model.stdout else ""
-        with (
-            OtlpReceiver() as receiver,
-            tempfile.TemporaryDirectory() as tmp,
-            throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url,
-        ):
-            env = {
-                **{name: value for name, value in os.environ.items() if not name.startswith("OTEL_")},
-                "DATABASE_URL": database_url,
-                "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-                "OPENAI_BASE_URL": model_url,
-                "OPENAI_API_KEY": "unused",
-                "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-                "LOG_LEVEL": "WARNING",
-            }
-            manage(env, "migrate", "--noinput")
-            manage(env, "seed_demo")
-            token = manage(env, "issue_token", "bench-user").strip()
-            admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
-            traced_env = {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
-            with asgi_server(traced_env) as traced, asgi_server(env) as untraced:
-                agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
-                httpx.post(f"{traced.url}/api/chat-admin/agent", json={"agent": agent}, headers={"Authorization": f"Bearer {admin}"})
-                print(f"traces: {args.turns} sequential turns per server, then {levels[1:]} streams x {args.bursts} bursts")
-                asyncio.run(compare({"traced": traced, "untraced": untraced}, token, levels, args.turns, args.bursts))
-            print(f"spans received: {len(receiver.spans)}")
-    finally:
-        model.terminate()
-        model.wait(timeout=10)
+    with (
+        scripted_model(["--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"]) as model_url,
+        OtlpReceiver() as receiver,
+        tempfile.TemporaryDirectory() as tmp,
+        throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url,
+    ):
+        env = {
+            **{name: value for name, value in os.environ.items() if not name.startswith("OTEL_")},
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": "bench-secret-key-" + "x" * 40,
+            "OPENAI_BASE_URL": model_url,
+            "OPENAI_API_KEY": "unused",
+            "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
+            "LOG_LEVEL": "WARNING",
+        }
+        manage(env, "migrate", "--noinput")
+        manage(env, "seed_demo")
+        token = manage(env, "issue_token", "bench-user").strip()
+        admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
+        traced_env = {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
+        with asgi_server(traced_env) as traced, asgi_server(env) as untraced:
+            agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
+            httpx.post(f"{traced.url}/api/chat-admin/agent", json={"agent": agent}, headers={"Authorization": f"Bearer {admin}"})
+            print(f"traces: {args.turns} sequential turns per server, then {levels[1:]} streams x {args.bursts} bursts")
+            asyncio.run(compare({"traced": traced, "untraced": untraced}, token, levels, args.turns, args.bursts))
+        print(f"spans received: {len(receiver.spans)}")
 
 
 if __name__ == "__main__":

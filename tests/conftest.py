@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.core.cache import cache
+from django.test import Client
 from rest_framework.test import APIClient
 
-from chat.users.models import forget_local_users
+from chat.users.models import ChatUser, forget_local_users
 from chatplatform import db, generations
 from chatplatform.api.authentication import sign_token
 from chatplatform.llm import http
@@ -40,6 +41,64 @@ asyncio.set_event_loop_policy(_LoopPolicy())
 # The offline model answers at once in tests, here and in the platform processes they start.
 os.environ.setdefault("CHAT_OFFLINE_TOKEN_DELAY_MS", "0")
 settings.CHAT_OFFLINE_TOKEN_DELAY_MS = int(os.environ["CHAT_OFFLINE_TOKEN_DELAY_MS"])  # loaded before this file
+
+
+# `make test`'s workers take a file at a time (tests/pages as one unit: its site and browser are
+# the package's), in this order: the longest first, so that the two workers finish together
+# (docs/decisions.md, "The test suite"). A unit not listed comes after, in collection order.
+LONGEST_UNITS = [
+    "tests/pages",
+    "tests/chatplatform/test_schemathesis.py",
+    "tests/doors/test_agui.py",
+    "tests/chatplatform/test_durable_turns_across_processes.py",
+    "tests/chatplatform/test_access_rule_budget.py",
+    "tests/chatplatform/test_faults_of_a_running_platform.py",
+    "tests/chatplatform/test_access_matrix.py",
+    "tests/chatplatform/test_asgi_server.py",
+    "tests/telemetry/test_traces.py",
+    "tests/doors/test_mcp.py",
+    "tests/doors/test_a2a.py",
+    "tests/doors/test_responses_across_processes.py",
+    "tests/chat/test_web_component_bombs.py",
+    "tests/converse/test_outbound_proxy.py",
+    "tests/chat/test_seed_demo.py",
+    "tests/directives/test_write_api.py",
+    "tests/chat/test_demo_widgets.py",
+    "tests/chatplatform/test_signin_throttle.py",
+    "tests/chatplatform/test_settings.py",
+    "tests/chatplatform/test_metrics_of_several_processes.py",
+    "tests/chatplatform/test_production_start.py",
+    "tests/governance/test_usage_limits_across_processes.py",
+    "tests/agents/test_admin.py",
+    "tests/chat/test_session_search.py",
+    "tests/agents/test_concurrency.py",
+    "tests/agents/test_validation.py",
+]
+
+
+def _unit(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    return "tests/pages" if path.startswith("tests/pages/") else path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {unit: position for position, unit in enumerate(LONGEST_UNITS)}
+    items.sort(key=lambda item: rank.get(_unit(item.nodeid), len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile` by the units above, in the order of the collection."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongestFirst(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    config.option.loadscopereorder = False  # xdist's own order is by number of tests, not time
+    return LongestFirst(config, log)
 
 
 def bearer_token(user_id: str, *, admin: bool = False, expires_in: int = 3600, **claims: Any) -> str:
@@ -109,6 +168,25 @@ def admin_client(client_for: Callable[..., APIClient]) -> APIClient:
 @pytest.fixture
 def anon_client() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def staff(db: None) -> Client:
+    """A browser signed in to the Django admin as the superuser `staff`."""
+    client = Client()
+    client.force_login(ChatUser.objects.create_superuser("staff"))
+    return client
+
+
+def post_agent(client: APIClient, agent: dict[str, Any], **body: Any) -> Any:
+    """`POST /api/chat-admin/agent` with `{"agent": agent, **body}` (docs/api.md, "Agents")."""
+    return client.post("/api/chat-admin/agent", {"agent": agent, **body}, format="json")
+
+
+def assert_ok(response: Any) -> Any:
+    """The response is a 200; its JSON body."""
+    assert response.status_code == 200, response.content
+    return response.json()
 
 
 def assert_error(response: Any, status: int, code: str | None = None, *, mentions: str | None = None) -> dict[str, Any]:

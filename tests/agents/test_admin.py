@@ -21,13 +21,6 @@ def change_url(agent_id: str) -> str:
 
 
 @pytest.fixture
-def staff(db) -> Client:
-    client = Client()
-    client.force_login(ChatUser.objects.create_superuser("staff"))
-    return client
-
-
-@pytest.fixture
 def tools(db):
     ToolDefinitionFactory(tool_id="weather@1", function_schema=[function("get_weather")])
     ToolDefinitionFactory(tool_id="weather@2", function_schema=[function("get_weather")])

@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agents.models import AgentDefinition
-from tests.conftest import assert_error
+from tests.conftest import assert_error, post_agent
 from tests.factories import AgentFactory, ToolDefinitionFactory
-
-
-def post_agent(client, agent, **body):
-    return client.post("/api/chat-admin/agent", {"agent": agent, **body}, format="json")
 
 
 @pytest.fixture

@@ -9,15 +9,11 @@ import pytest
 
 from agents.models import AgentDefinition, AgentVersion
 from knowledge.models import KnowledgeBase
-from tests.conftest import assert_error
+from tests.conftest import assert_error, post_agent
 from tests.factories import AgentFactory, ToolDefinitionFactory, function
 from tools.models import LifecycleStatus, ToolDefinition
 
 VALID = {"agentId": "helper", "basePrompt": "You help.", "toolIds": []}
-
-
-def post_agent(client, agent):
-    return client.post("/api/chat-admin/agent", {"agent": agent, "userId": "bob"}, format="json")
 
 
 @pytest.fixture
@@ -160,7 +156,7 @@ REFUSED_CREATES = [
 
 @pytest.mark.parametrize(("agent", "mentions"), REFUSED_CREATES)
 def test_invalid_create_is_refused_naming_the_field_and_writes_nothing(admin_client, tools, agent, mentions):
-    response = post_agent(admin_client, agent)
+    response = post_agent(admin_client, agent, userId="bob")
     assert_error(response, 400, "INVALID_REQUEST", mentions=mentions)
     assert not AgentDefinition.objects.filter(agent_id="helper").exists()
     assert not AgentVersion.objects.exists()
@@ -199,7 +195,7 @@ def test_a_missing_agent_field_is_refused(admin_client, db):
     ],
 )
 def test_valid_definitions_are_accepted(admin_client, tools, agent):
-    response = post_agent(admin_client, agent)
+    response = post_agent(admin_client, agent, userId="bob")
     assert response.status_code == 200, response.json()
     stored = response.json()["agent"]
     for name, value in agent.items():
@@ -209,28 +205,30 @@ def test_valid_definitions_are_accepted(admin_client, tools, agent):
 def test_custom_one_byte_over_100_kb_is_refused(admin_client, db):
     custom = {"blob": "x" * (100 * 1024 - len('{"blob":""}') + 1)}
     assert len(json.dumps(custom, separators=(",", ":")).encode("utf-8")) == 102401
-    response = post_agent(admin_client, {**VALID, "custom": custom})
+    response = post_agent(admin_client, {**VALID, "custom": custom}, userId="bob")
     assert_error(response, 400, "INVALID_REQUEST", mentions="agent.custom: must be at most 100 KB (102400 bytes) serialized; it is 102401")
 
 
 def test_deprecated_tool_already_on_the_agent_may_stay(admin_client, tools):
     AgentFactory(agent_id="legacy", tool_ids=["old@1"])
-    response = post_agent(admin_client, {"agentId": "legacy", "basePrompt": "Still here."})
+    response = post_agent(admin_client, {"agentId": "legacy", "basePrompt": "Still here."}, userId="bob")
     assert response.status_code == 200, response.json()
     assert response.json()["agent"]["toolIds"] == ["old@1"]
 
 
 def test_adding_a_deprecated_tool_to_an_existing_agent_is_refused(admin_client, tools):
     AgentFactory(agent_id="legacy", tool_ids=["news@1"])
-    response = post_agent(admin_client, {"agentId": "legacy", "toolIds": ["news@1", "old@1"]})
+    response = post_agent(admin_client, {"agentId": "legacy", "toolIds": ["news@1", "old@1"]}, userId="bob")
     assert_error(response, 400, "INVALID_REQUEST", mentions="agent.toolIds: tool old@1 is deprecated and cannot be added to an agent")
     assert "use news@1" in response.json()["error"]
     assert AgentDefinition.objects.get(pk="legacy").tool_ids == ["news@1"]
 
 
 def test_refused_update_leaves_the_agent_and_version_unchanged(admin_client, tools):
-    post_agent(admin_client, {**VALID, "toolIds": ["news@1"]})
-    response = post_agent(admin_client, {"agentId": "helper", "basePrompt": "Changed", "toolIds": ["news@1", "weather@1", "weather@2"]})
+    post_agent(admin_client, {**VALID, "toolIds": ["news@1"]}, userId="bob")
+    response = post_agent(
+        admin_client, {"agentId": "helper", "basePrompt": "Changed", "toolIds": ["news@1", "weather@1", "weather@2"]}, userId="bob"
+    )
     assert_error(response, 400, "INVALID_REQUEST", mentions="both define function 'get_weather'")
     agent = admin_client.get("/api/chat-admin/agent/helper").json()["agent"]
     assert (agent["basePrompt"], agent["toolIds"], agent["version"]) == ("You help.", ["news@1"], 1)
@@ -246,13 +244,13 @@ def test_refused_update_leaves_the_agent_and_version_unchanged(admin_client, too
     ],
 )
 def test_update_cannot_null_a_required_field(admin_client, db, change, mentions):
-    post_agent(admin_client, VALID)
-    assert_error(post_agent(admin_client, {"agentId": "helper", **change}), 400, "INVALID_REQUEST", mentions=mentions)
+    post_agent(admin_client, VALID, userId="bob")
+    assert_error(post_agent(admin_client, {"agentId": "helper", **change}, userId="bob"), 400, "INVALID_REQUEST", mentions=mentions)
 
 
 def test_update_validates_the_whole_result_not_only_the_change(admin_client, tools):
-    post_agent(admin_client, {**VALID, "toolIds": ["weather@1"]})
+    post_agent(admin_client, {**VALID, "toolIds": ["weather@1"]}, userId="bob")
     # The tool is deleted behind the agent's back; the next write must not carry a dangling id on.
     ToolDefinition.objects.filter(tool_id="weather@1").delete()
-    response = post_agent(admin_client, {"agentId": "helper", "basePrompt": "Changed"})
+    response = post_agent(admin_client, {"agentId": "helper", "basePrompt": "Changed"}, userId="bob")
     assert_error(response, 400, "INVALID_REQUEST", mentions="agent.toolIds: tool weather@1 does not exist")

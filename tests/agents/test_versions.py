@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents.models import AgentVersion
-from tests.conftest import assert_error
+from tests.conftest import assert_error, assert_ok, post_agent
 from tests.factories import ToolDefinitionFactory
 from tools.models import LifecycleStatus, ToolDefinition
 
@@ -29,12 +29,6 @@ DEFINITION_FIELDS = (
 )
 
 
-def post_agent(client, agent, user_id="bob"):
-    response = client.post("/api/chat-admin/agent", {"agent": agent, "userId": user_id}, format="json")
-    assert response.status_code == 200, response.json()
-    return response.json()["agent"]
-
-
 def definition(agent):
     return {name: agent[name] for name in DEFINITION_FIELDS}
 
@@ -43,9 +37,13 @@ def definition(agent):
 def history(admin_client, db):
     """An agent at version 3: v1 plain, v2 with a model and a tool, v3 with a new prompt."""
     ToolDefinitionFactory(tool_id="weather@1")
-    v1 = post_agent(admin_client, {"agentId": "helper", "basePrompt": "First.", "toolIds": [], "custom": {"n": 1}}, user_id="ann")
-    v2 = post_agent(admin_client, {"agentId": "helper", "foundationModel": "openai:gpt-4o", "toolIds": ["weather@1"]}, user_id="bob")
-    v3 = post_agent(admin_client, {"agentId": "helper", "basePrompt": "Third."}, user_id="cid")
+    v1 = assert_ok(
+        post_agent(admin_client, {"agentId": "helper", "basePrompt": "First.", "toolIds": [], "custom": {"n": 1}}, userId="ann")
+    )["agent"]
+    v2 = assert_ok(
+        post_agent(admin_client, {"agentId": "helper", "foundationModel": "openai:gpt-4o", "toolIds": ["weather@1"]}, userId="bob")
+    )["agent"]
+    v3 = assert_ok(post_agent(admin_client, {"agentId": "helper", "basePrompt": "Third."}, userId="cid"))["agent"]
     return v1, v2, v3
 
 
@@ -54,9 +52,9 @@ def test_each_changing_update_raises_the_version_by_one(history):
 
 
 def test_sequential_updates_raise_the_version_once_each(admin_client, db):
-    post_agent(admin_client, {"agentId": "busy", "basePrompt": "p0", "toolIds": []})
+    assert_ok(post_agent(admin_client, {"agentId": "busy", "basePrompt": "p0", "toolIds": []}, userId="bob"))
     for number in range(1, 21):
-        post_agent(admin_client, {"agentId": "busy", "basePrompt": f"p{number}"})
+        assert_ok(post_agent(admin_client, {"agentId": "busy", "basePrompt": f"p{number}"}, userId="bob"))
     assert admin_client.get("/api/chat-admin/agent/busy").json()["agent"]["version"] == 21
     assert AgentVersion.objects.filter(agent_id="busy").count() == 21
 
@@ -127,7 +125,7 @@ def test_rollback_is_validated_like_any_write(admin_client, history):
 
 
 def test_rollback_does_not_bring_back_a_tool_deprecated_since(admin_client, history):
-    post_agent(admin_client, {"agentId": "helper", "toolIds": []})
+    assert_ok(post_agent(admin_client, {"agentId": "helper", "toolIds": []}, userId="bob"))
     ToolDefinition.objects.filter(tool_id="weather@1").update(lifecycle_status=LifecycleStatus.DEPRECATED)
     response = admin_client.post("/api/chat-admin/agent/helper/rollback", {"version": 2}, format="json")
     assert_error(response, 400, "INVALID_REQUEST", mentions="tool weather@1 is deprecated")

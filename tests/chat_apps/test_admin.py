@@ -5,21 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
 
 from agents.models import AgentDefinition
 from chat.chat_apps.models import ChatApp
-from chat.users.models import ChatUser
 from tests.factories import AgentFactory, ChatAppFactory
 
 ADD_URL = "/admin/chat/chatapp/add/"
-
-
-@pytest.fixture
-def staff(db) -> Client:
-    client = Client()
-    client.force_login(ChatUser.objects.create_superuser("staff"))
-    return client
 
 
 @pytest.fixture

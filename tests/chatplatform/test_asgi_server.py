@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from tests.converse.helpers import parse_sse
-from tests.servers import ROOT, ServerProcess, asgi_server
+from tests.servers import ROOT, ServerProcess, asgi_server, migrated_copy
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -31,9 +31,9 @@ def _manage(env: dict[str, str], *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, str]]:
+def server(tmp_path_factory: pytest.TempPathFactory, migrated_sqlite: Path) -> Iterator[tuple[ServerProcess, str]]:
     """The server on the demo data (`seed_demo`: admin / admin-demo, the offline agent), and a user's token."""
-    database = Path(tmp_path_factory.mktemp("asgi")) / "db.sqlite3"
+    database = migrated_copy(migrated_sqlite, tmp_path_factory.mktemp("asgi"))
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{database}",
@@ -41,7 +41,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerPro
         "LOG_LEVEL": "WARNING",
     }
     env.pop("REDIS_URL", None)
-    _manage(env, "migrate", "--noinput")
     _manage(env, "seed_demo")
     token = _manage(env, "issue_token", "asgi-user").strip()
     with asgi_server(env) as running:

@@ -10,6 +10,7 @@ from django.test import Client
 
 from chat.users.models import ChatUser
 from chatplatform.models import AuditEntry
+from tests.conftest import assert_ok
 from tests.factories import tool_payload
 
 pytestmark = pytest.mark.django_db
@@ -27,16 +28,17 @@ def no_secret_anywhere() -> None:
         assert SECRET not in json.dumps(entry.changes) + entry.object_repr
 
 
-def ok(response) -> dict:
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
 def test_agent_create_update_and_delete_through_the_admin_api_are_recorded(admin_client):
-    ok(admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "Hi.", "toolIds": []}}, format="json"))
-    ok(admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "Hello.", "toolIds": []}}, format="json"))
-    ok(admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "Hello.", "toolIds": []}}, format="json"))
-    ok(admin_client.delete("/api/chat-admin/agent/helper"))
+    assert_ok(
+        admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "Hi.", "toolIds": []}}, format="json")
+    )
+    assert_ok(
+        admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "Hello.", "toolIds": []}}, format="json")
+    )
+    assert_ok(
+        admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "Hello.", "toolIds": []}}, format="json")
+    )
+    assert_ok(admin_client.delete("/api/chat-admin/agent/helper"))
 
     created, updated, deleted = entries("agent", "helper")  # the unchanged save records nothing
     assert [e.action for e in (created, updated, deleted)] == ["create", "update", "delete"]
@@ -49,10 +51,10 @@ def test_agent_create_update_and_delete_through_the_admin_api_are_recorded(admin
 
 def test_a_tools_auth_secret_is_redacted_and_its_change_is_still_visible(admin_client):
     auth = {"clientId": "platform", "clientSecret": SECRET, "tokenUrl": "https://id.example.com/token"}
-    ok(admin_client.post("/api/chat-admin/tool", {"tool": tool_payload("mcp", auth=auth)}, format="json"))
+    assert_ok(admin_client.post("/api/chat-admin/tool", {"tool": tool_payload("mcp", auth=auth)}, format="json"))
     changed = {**auth, "clientSecret": SECRET + "-rotated"}
-    ok(admin_client.post("/api/chat-admin/tool", {"tool": {"toolId": "weather@1", "auth": changed}}, format="json"))
-    ok(admin_client.delete("/api/chat-admin/tool/weather@1"))
+    assert_ok(admin_client.post("/api/chat-admin/tool", {"tool": {"toolId": "weather@1", "auth": changed}}, format="json"))
+    assert_ok(admin_client.delete("/api/chat-admin/tool/weather@1"))
 
     created, rotated, deleted = entries("tool definition", "weather@1")
     assert created.changes["auth"]["after"] == {"clientId": "platform", "clientSecret": "[redacted]", "tokenUrl": auth["tokenUrl"]}
@@ -73,9 +75,9 @@ def test_tag_definition_writes_are_recorded(admin_client):
         "canBeGeneratedByTool": True,
         "description": "Charts",
     }
-    ok(admin_client.post("/api/chat-admin/tagdef", {"tagDefinition": definition}, format="json"))
-    ok(admin_client.post("/api/chat-admin/tagdef", {"tagDefinition": {**definition, "description": "Charts!"}}, format="json"))
-    ok(admin_client.delete("/api/chat-admin/tagdef", {"tagDefinition": {"scope": "demo", "tag": "chart"}}, format="json"))
+    assert_ok(admin_client.post("/api/chat-admin/tagdef", {"tagDefinition": definition}, format="json"))
+    assert_ok(admin_client.post("/api/chat-admin/tagdef", {"tagDefinition": {**definition, "description": "Charts!"}}, format="json"))
+    assert_ok(admin_client.delete("/api/chat-admin/tagdef", {"tagDefinition": {"scope": "demo", "tag": "chart"}}, format="json"))
 
     rows = list(AuditEntry.objects.filter(object_type="tag definition").order_by("id"))
     assert [row.action for row in rows] == ["create", "update", "delete"]
@@ -91,9 +93,9 @@ def test_semantic_directive_writes_are_recorded(admin_client):
         "description": "French",
         "instructions": "Answer in French.",
     }
-    ok(admin_client.post("/api/chat-admin/semantic-directive", {"semanticDirective": directive}, format="json"))
+    assert_ok(admin_client.post("/api/chat-admin/semantic-directive", {"semanticDirective": directive}, format="json"))
     key = {"scope": "chatapp#support", "id": "french"}
-    ok(admin_client.delete("/api/chat-admin/semantic-directive", {"semanticDirective": key}, format="json"))
+    assert_ok(admin_client.delete("/api/chat-admin/semantic-directive", {"semanticDirective": key}, format="json"))
 
     rows = list(AuditEntry.objects.filter(object_type="semantic directive").order_by("id"))
     assert [(row.action, row.actor) for row in rows] == [("create", ACTOR), ("delete", ACTOR)]
@@ -101,11 +103,13 @@ def test_semantic_directive_writes_are_recorded(admin_client):
 
 
 def test_chat_app_writes_are_recorded(admin_client):
-    ok(admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "Hi.", "toolIds": []}}, format="json"))
+    assert_ok(
+        admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "Hi.", "toolIds": []}}, format="json")
+    )
     app = {"chatAppId": "support", "title": "Support", "agentId": "helper"}
-    ok(admin_client.post("/api/chat-admin/chat-app", {"chatApp": app, "userId": ACTOR}, format="json"))
-    ok(admin_client.post("/api/chat-admin/chat-app", {"chatApp": {**app, "title": "Help desk"}, "userId": ACTOR}, format="json"))
-    ok(admin_client.delete("/api/chat-admin/chat-app/support"))
+    assert_ok(admin_client.post("/api/chat-admin/chat-app", {"chatApp": app, "userId": ACTOR}, format="json"))
+    assert_ok(admin_client.post("/api/chat-admin/chat-app", {"chatApp": {**app, "title": "Help desk"}, "userId": ACTOR}, format="json"))
+    assert_ok(admin_client.delete("/api/chat-admin/chat-app/support"))
 
     created, updated, deleted = entries("chat app", "support")
     assert (created.action, updated.action, deleted.action) == ("create", "update", "delete")
@@ -115,14 +119,14 @@ def test_chat_app_writes_are_recorded(admin_client):
 
 def test_knowledge_base_and_document_writes_are_recorded(admin_client):
     base = {"knowledgeBaseId": "handbook", "name": "Handbook", "description": "The staff handbook."}
-    ok(admin_client.post("/api/chat-admin/knowledge-base", {"knowledgeBase": base}, format="json"))
-    document = ok(
+    assert_ok(admin_client.post("/api/chat-admin/knowledge-base", {"knowledgeBase": base}, format="json"))
+    document = assert_ok(
         admin_client.post(
             "/api/chat-admin/knowledge-base/handbook/documents", {"document": {"title": "Leave", "text": "Ten days a year."}}, format="json"
         )
     )["document"]
-    ok(admin_client.delete(f"/api/chat-admin/knowledge-base/handbook/documents/{document['documentId']}"))
-    ok(admin_client.delete("/api/chat-admin/knowledge-base/handbook"))
+    assert_ok(admin_client.delete(f"/api/chat-admin/knowledge-base/handbook/documents/{document['documentId']}"))
+    assert_ok(admin_client.delete("/api/chat-admin/knowledge-base/handbook"))
 
     assert [e.action for e in entries("knowledge base", "handbook")] == ["create", "delete"]
     documents = list(AuditEntry.objects.filter(object_type="document").order_by("id"))
@@ -172,7 +176,9 @@ def test_a_django_admin_save_is_recorded_with_the_staff_user_and_shown_read_only
 
 
 def test_a_django_admin_delete_goes_through_the_service_and_is_recorded(admin_client):
-    ok(admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "Hi.", "toolIds": []}}, format="json"))
+    assert_ok(
+        admin_client.post("/api/chat-admin/agent", {"agent": {"agentId": "helper", "basePrompt": "Hi.", "toolIds": []}}, format="json")
+    )
     staff = Client()
     staff.force_login(ChatUser.objects.create_superuser("operator"))
     assert staff.post("/admin/agents/agentdefinition/helper/delete/", {"post": "yes"}).status_code == 302

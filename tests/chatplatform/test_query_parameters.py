@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.test import Client
 
 from chat.turn import wait_for_running_turns
-from chat.users.models import ChatUser
 from tests.asgi_client import AsgiClient
 from tests.conftest import assert_error, bearer_token
 from tests.converse.helpers import parse_sse
@@ -48,13 +46,6 @@ async def test_a_resume_with_a_garbled_event_number_replays_the_turn_from_its_st
         replay = await alice.request("GET", path, headers={"last-event-id": f"{done['messageId']}:{number}"})
         events = parse_sse(await replay.read())
         assert replay.status_code == 200 and events[0][0] == "session" and "done" in dict(events), events
-
-
-@pytest.fixture
-def staff() -> Client:
-    browser = Client()
-    browser.force_login(ChatUser.objects.create_superuser("operator", "operator-password-1"))
-    return browser
 
 
 @pytest.mark.parametrize("value", ["²", "9" * 40, "9" * 5000])

@@ -4,22 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import pytest
-from django.test import Client
-
-from chat.users.models import ChatUser
 from directives.models import SemanticDirective
 from tests.factories import SemanticDirectiveFactory
 
 ADD = "/admin/directives/semanticdirective/add/"
 LIST = "/admin/directives/semanticdirective/"
-
-
-@pytest.fixture
-def staff(db):
-    client = Client()
-    client.force_login(ChatUser.objects.create_superuser("ops"))
-    return client
 
 
 def form(**fields):
@@ -51,7 +40,7 @@ def test_a_valid_directive_is_saved_through_the_service_with_stamps(staff):
     assert response.status_code == 302
     saved = SemanticDirective.objects.get()
     assert (saved.scope_type, saved.scope_value_wire) == ("agent-entity", {"agent": "helper", "entity": "acme"})
-    assert saved.created_by == saved.last_updated_by == "ops"
+    assert saved.created_by == saved.last_updated_by == "staff"
 
 
 def test_adding_an_existing_scope_and_id_is_refused(staff):
@@ -74,7 +63,7 @@ def test_a_change_keeps_the_scope_and_refreshes_the_stamps(staff):
         "tool#weather@1",
         "metric units",
         "carol",
-        "ops",
+        "staff",
     )
     assert directive.group_id == "iac-main"
     assert directive.create_date == long_ago

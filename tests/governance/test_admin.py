@@ -7,7 +7,6 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.test import Client
 
 from chat.models import ChatApp, ChatMessage, ChatSession, ChatUser, UsageCounter, WidgetData
 from chatplatform.models import AuditEntry
@@ -15,13 +14,6 @@ from tests.chat_apps.test_admin import ADD_URL, form
 from tests.factories import AgentFactory, ChatMessageFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff(db) -> Client:
-    client = Client()
-    client.force_login(ChatUser.objects.create_superuser("staff"))
-    return client
 
 
 def a_user_with_a_conversation(user_id: str) -> None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
-from chat.users.models import ChatUser
 from knowledge.models import Chunk, Document, KnowledgeBase
 from tests.knowledge.conftest import add_text, create_base, query
 from tests.knowledge.pdf import make_pdf
@@ -16,13 +14,6 @@ pytestmark = pytest.mark.django_db
 
 ADD_URL = "/admin/knowledge/knowledgebase/add/"
 CHANGE_URL = "/admin/knowledge/knowledgebase/handbook/change/"
-
-
-@pytest.fixture
-def staff() -> Client:
-    client = Client()
-    client.force_login(ChatUser.objects.create_superuser("staff"))
-    return client
 
 
 def form(**fields: str) -> dict[str, str]:

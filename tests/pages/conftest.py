@@ -29,7 +29,7 @@ from playwright.sync_api import expect
 
 from tests.conftest import bearer_token
 from tests.peers.openai_server import OpenAIServer, Reply
-from tests.servers import ROOT, ServerProcess, asgi_server
+from tests.servers import ROOT, ServerProcess, asgi_server, migrated_copy
 
 CHROMIUM = "/usr/bin/chromium"
 # Assertions wait for what a person would wait for: the suite runs two workers on two cores, and
@@ -78,12 +78,13 @@ def _manage(env: dict[str, str], *args: str) -> None:
 
 
 @contextlib.contextmanager
-def _database(tmp: Path) -> Iterator[str]:
-    """The URL of an empty database for the server: a SQLite file, or on the PostgreSQL server of
-    DATABASE_URL (the suite's second pass) a database of its own, dropped afterwards."""
+def _database(tmp: Path, template: Path) -> Iterator[str]:
+    """The URL of a database for the server: a copy of the migrated SQLite file `template`, or on
+    the PostgreSQL server of DATABASE_URL (the suite's second pass) an empty database of its own,
+    dropped afterwards."""
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith(("postgres://", "postgresql://")):
-        yield f"sqlite:///{tmp / 'pages.sqlite3'}"
+        yield f"sqlite:///{migrated_copy(template, tmp)}"
         return
     import psycopg
 
@@ -124,21 +125,20 @@ class Site:
 def start_site(env: dict[str, str], model: OpenAIServer, stack: contextlib.ExitStack, *, seed: bool = True) -> Site:
     """The platform on `env`'s database (migrated and seeded first, unless another server did)."""
     if seed:
-        _manage(env, "migrate", "--noinput")
-        _manage(env, "seed_demo")
+        _manage(env, "seed_demo", "--migrate")  # migrates only what is unapplied (none on a SQLite copy)
     server = stack.enter_context(asgi_server(env))
     return Site(server.url, env, model, server)
 
 
 @pytest.fixture(scope="package")
-def site(tmp_path_factory: pytest.TempPathFactory, _chromium_present: None) -> Iterator[Site]:
+def site(tmp_path_factory: pytest.TempPathFactory, migrated_sqlite: Path, _chromium_present: None) -> Iterator[Site]:
     tmp = tmp_path_factory.mktemp("pages")
     with contextlib.ExitStack() as stack:
         model = stack.enter_context(OpenAIServer())
         model.script(echo)
         env = {
             **os.environ,
-            "DATABASE_URL": stack.enter_context(_database(tmp)),
+            "DATABASE_URL": stack.enter_context(_database(tmp, migrated_sqlite)),
             "DEBUG": "true",  # plain-HTTP cookies, as `make run`
             "LOG_LEVEL": "WARNING",
             "OPENAI_BASE_URL": model.base_url,

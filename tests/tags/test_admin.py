@@ -6,21 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
 
-from chat.users.models import ChatUser
 from tags.models import TagDefinition, TagStatus
 from tests.factories import TagDefinitionFactory
 
 ADD = "/admin/tags/tagdefinition/add/"
 CHANGELIST = "/admin/tags/tagdefinition/"
-
-
-@pytest.fixture
-def staff(db):
-    client = Client()
-    client.force_login(ChatUser.objects.create_superuser("operator"))
-    return client
 
 
 def form_data(**overrides):
@@ -97,7 +88,7 @@ def test_admin_add_saves_through_the_service_with_stamps_and_canonical_contexts(
     response = staff.post(ADD, form_data())
     assert response.status_code == 302, form_errors(response)
     saved = TagDefinition.objects.get()
-    assert (saved.created_by, saved.last_updated_by) == ("operator", "operator")
+    assert (saved.created_by, saved.last_updated_by) == ("staff", "staff")
     assert saved.rendering_contexts == {"inline": {"enabled": True}, "hero": {"enabled": False}}
     assert saved.llm_instructions is None
     # the cache was invalidated by the admin save
@@ -117,7 +108,7 @@ def test_admin_change_keeps_identity_and_creation_stamps(staff):
     assert response.status_code == 302, form_errors(response)
     saved = TagDefinition.objects.get()
     assert (saved.scope, saved.tag, saved.description) == ("demo", "chart", "Edited")
-    assert (saved.created_by, saved.last_updated_by) == ("creator", "operator")
+    assert (saved.created_by, saved.last_updated_by) == ("creator", "staff")
     assert saved.create_date == definition.create_date
     assert saved.last_update > definition.last_update
 
@@ -143,7 +134,7 @@ def test_status_actions_move_the_selected_definitions(staff, user_client, action
     chosen.refresh_from_db()
     other.refresh_from_db()
     assert (chosen.status, other.status) == (status, start)
-    assert chosen.last_updated_by == "operator"
+    assert chosen.last_updated_by == "staff"
     visible = {d["tag"] for d in user_client.post("/api/chat/tagdef/search", {}, format="json").json()["tagDefinitions"]}
     assert (chosen.tag in visible) == (status == TagStatus.ENABLED)
 
