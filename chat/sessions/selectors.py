@@ -93,21 +93,28 @@ class Branch:
     leaf_id: uuid.UUID | None
 
 
-def branch(*, session: ChatSession, leaf_id: uuid.UUID | None = None, limit: int | None = None) -> Branch:
-    """The branch ending at `leaf_id` (by default the current one: the path to the session's most
-    recently created message), its newest `limit` messages. One query reads the session's (id,
-    parent) pairs, walked here, and one more the path's rows (index chatmessage_session_time).
-    InvalidRequest naming leafMessageId when `leaf_id` is not a message of the session."""
+def branch(
+    *, session: ChatSession, leaf_id: uuid.UUID | None = None, through_id: uuid.UUID | None = None, limit: int | None = None
+) -> Branch:
+    """The branch ending at `leaf_id`, or the one through `through_id` down to that message's most
+    recently created descendant (a version with what followed it), by default the current one: the
+    path to the session's most recently created message. Its newest `limit` messages. One query
+    reads the session's (id, parent) pairs, walked here, and one more the path's rows (index
+    chatmessage_session_time). InvalidRequest naming the parameter for an id not of the session."""
     pairs = list(ChatMessage.objects.filter(session=session).order_by("timestamp", "message_id").values_list("message_id", "parent_id"))
-    if not pairs:
-        if leaf_id is not None:
-            raise InvalidRequest(f"{leaf_id} is not a message of this session", field="leafMessageId")
-        return Branch([], {}, None)
     parents = dict(pairs)
-    if leaf_id is None:
+    children: dict[uuid.UUID | None, list[uuid.UUID]] = {}
+    for message_id, parent_id in pairs:  # in creation order: each list oldest first
+        children.setdefault(parent_id, []).append(message_id)
+    for given, field in ((leaf_id, "leafMessageId"), (through_id, "throughMessageId")):
+        if given is not None and given not in parents:
+            raise InvalidRequest(f"{given} is not a message of this session", field=field)
+    if not pairs:
+        return Branch([], {}, None)
+    if through_id is not None:
+        leaf_id = _newest_descendant(through_id, children, {key: index for index, (key, _) in enumerate(pairs)})
+    elif leaf_id is None:
         leaf_id = pairs[-1][0]
-    elif leaf_id not in parents:
-        raise InvalidRequest(f"{leaf_id} is not a message of this session", field="leafMessageId")
     path: list[uuid.UUID] = []
     step: uuid.UUID | None = leaf_id
     while step is not None and step in parents and len(path) <= len(parents):  # the bound: a cycle cannot loop
@@ -116,11 +123,21 @@ def branch(*, session: ChatSession, leaf_id: uuid.UUID | None = None, limit: int
     path.reverse()
     if limit is not None:
         path = path[-limit:]
-    children: dict[uuid.UUID | None, list[uuid.UUID]] = {}
-    for message_id, parent_id in pairs:  # in creation order: each list oldest first
-        children.setdefault(parent_id, []).append(message_id)
     rows = ChatMessage.objects.in_bulk(path)
     return Branch([rows[key] for key in path if key in rows], {key: children[parents[key]] for key in path}, leaf_id)
+
+
+def _newest_descendant(top: uuid.UUID, children: dict[uuid.UUID | None, list[uuid.UUID]], order: dict[uuid.UUID, int]) -> uuid.UUID:
+    """The most recently created message under `top` (`top` itself when nothing follows it)."""
+    newest, waiting, seen = top, [top], {top}
+    while waiting:
+        for child in children.get(waiting.pop(), ()):
+            if child not in seen:  # a cycle in stored data cannot loop
+                seen.add(child)
+                waiting.append(child)
+                if order[child] > order[newest]:
+                    newest = child
+    return newest
 
 
 def branch_texts(*, leaf_id: uuid.UUID | None, limit: int) -> list[tuple[str, str]]:

@@ -161,6 +161,15 @@ class MessagesQuerySerializer(serializers.Serializer):
     leafMessageId = serializers.UUIDField(
         required=False, help_text="The branch that ends at this message (default: the one of the most recently created message)."
     )
+    throughMessageId = serializers.UUIDField(
+        required=False,
+        help_text="The branch through this message, down to its most recently created descendant: a version with what followed it.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("leafMessageId") and attrs.get("throughMessageId"):
+            raise serializers.ValidationError({"throughMessageId": ["cannot be given with leafMessageId"]})
+        return attrs
 
 
 class TitleRequestSerializer(serializers.Serializer):

@@ -52,6 +52,11 @@ def _listed(found: Branch, include_traces: str | None) -> Response:
     return ok(messages=ChatMessageSerializer(found.messages, many=True, context=context).data, leafMessageId=leaf)
 
 
+def _branch_asked(session: ChatSession, query: dict[str, Any]) -> Branch:
+    """The branch a messages list's parameters name (docs/api.md, "Branches")."""
+    return branch(session=session, leaf_id=query.get("leafMessageId"), through_id=query.get("throughMessageId"), limit=query["limit"])
+
+
 def own_session(request: Request, session_id: str, user_id: Any) -> ChatSession:
     """The session of the acting user; anyone else's, and an id that names none, is 404
     INVALID_SESSION_ID (docs/api.md, "Who may read what")."""
@@ -85,7 +90,7 @@ class SessionViewSet(ApiViewSet):
     def messages(self, request: Request, sessionId: str) -> Response:
         query = checked(MessagesQuerySerializer, request.query_params)
         session = own_session(request, sessionId, query.get("userId"))
-        found = branch(session=session, leaf_id=query.get("leafMessageId"), limit=query["limit"])
+        found = _branch_asked(session, query)
         # The chat page shows each answer's traces when the chat app's traces feature is on.
         app = ChatApp.objects.filter(pk=session.chat_app_id).first()
         traces = app is not None and is_enabled(chat_app_features(app), "traces")
@@ -135,4 +140,4 @@ class SessionAdminViewSet(AdminApiViewSet):
     def messages(self, request: Request, sessionId: str) -> Response:
         query = checked(MessagesQuerySerializer, request.query_params)
         session = session_get(session_id=sessionId)
-        return _listed(branch(session=session, leaf_id=query.get("leafMessageId"), limit=query["limit"]), "all")
+        return _listed(_branch_asked(session, query), "all")

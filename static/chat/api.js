@@ -72,9 +72,9 @@ export class Api {
   sessions(chatAppId) {
     return this.request("GET", "/sessions", { query: { chatAppId, limit: 100 } });
   }
-  // The current branch, or the one ending at `leafMessageId` (docs/api.md, "Branches").
-  messages(sessionId, limit = 200, leafMessageId = null) {
-    return this.request("GET", `/sessions/${encodeURIComponent(sessionId)}/messages`, { query: { limit, leafMessageId } });
+  // The current branch, or the one through `throughMessageId` with what followed it (docs/api.md, "Branches").
+  messages(sessionId, limit = 200, throughMessageId = null) {
+    return this.request("GET", `/sessions/${encodeURIComponent(sessionId)}/messages`, { query: { limit, throughMessageId } });
   }
   // An answer's question answered again, as Server-Sent Events (docs/api.md, "Regenerating an answer").
   regenerateStream({ sessionId, messageId, timezone }) {

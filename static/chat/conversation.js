@@ -25,10 +25,8 @@ export class Conversation {
     this.resume = resume;
     this.leave = leave;
     this.loading = 0; // bumped at each switch: a slow load of a session left meanwhile is dropped
-    // Branches (docs/api.md, "Branches"): the last message of the branch each shown message was
-    // seen on, so ‹ n/m › opens a version with what followed it; `olderBranch` while the branch
-    // shown is not the session's newest.
-    this.leaves = new Map();
+    // Branches (docs/api.md, "Branches"): `olderBranch` while the branch shown is a version the
+    // person stepped to (‹ n/m ›), not the session's newest.
     this.olderBranch = false;
 
     // The conversation stays scrolled to its end while an answer grows, as long as the person has
@@ -66,8 +64,7 @@ export class Conversation {
     history.replaceState({ sessionId }, "", this.href(sessionId));
   }
 
-  async open(sessionId, { push = false, leafMessageId = null } = {}) {
-    if (sessionId !== this.sessionId) this.leaves.clear();
+  async open(sessionId, { push = false, throughMessageId = null } = {}) {
     const loading = this.switchTo(sessionId, push ? "push" : null);
     this.notices.say("Loading the conversation…");
     let stored;
@@ -75,7 +72,7 @@ export class Conversation {
     let approvals;
     try {
       [{ messages: stored }, { feedback }, { approvals }] = await Promise.all([
-        this.api.messages(sessionId, 200, leafMessageId),
+        this.api.messages(sessionId, 200, throughMessageId),
         this.api.feedbackOf(sessionId),
         // The cards of waiting tool calls: the conversation shows without them if they cannot be read.
         this.api.approvals(sessionId).catch(() => ({ approvals: [] })),
@@ -92,27 +89,20 @@ export class Conversation {
       return;
     }
     if (loading !== this.loading) return;
-    this.olderBranch = Boolean(leafMessageId);
+    this.olderBranch = Boolean(throughMessageId);
     const given = new Map();
     for (const item of feedback) if (item.messageId && !given.has(item.messageId)) given.set(item.messageId, item); // newest first
     this.show(...stored.map((message) => this.messages.stored(message, sessionId, given.get(message.messageId), approvals)));
     document.title = this.sessions.pageTitle(sessionId);
     this.notices.say("");
     this.scrollToEnd();
-    this.rememberBranch();
     // A turn runs at the session's newest branch: an older one shown has none to follow.
-    if (!leafMessageId) this.resume(sessionId);
+    if (!throughMessageId) this.resume(sessionId);
   }
 
-  // Each message shown, with the last message of this branch: where ‹ n/m › goes back to.
-  rememberBranch() {
-    const ids = [...this.pane.querySelectorAll("[data-message-id]")].map((node) => node.dataset.messageId).filter(Boolean);
-    for (const id of ids) this.leaves.set(id, ids.at(-1));
-  }
-
-  // ‹ n/m ›: another version of a message, with the branch it was last seen on (or itself).
+  // ‹ n/m ›: another version of a message, with what followed it (its newest descendant's branch).
   step(messageId) {
-    if (this.sessionId) this.open(this.sessionId, { leafMessageId: this.leaves.get(messageId) ?? messageId });
+    if (this.sessionId) this.open(this.sessionId, { throughMessageId: messageId });
   }
 
   // The message `node` and all after it give way to a new version (chat/turn).
@@ -128,7 +118,6 @@ export class Conversation {
 
   // `history`: "push" for a new entry (the person chose it), "replace" to correct this one.
   newChat({ history: how = null } = {}) {
-    this.leaves.clear();
     this.olderBranch = false;
     this.switchTo(null, how);
     document.title = this.sessions.pageTitle(null);

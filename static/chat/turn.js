@@ -124,7 +124,6 @@ export class Turns {
     }
     if (turn.answer) conversation.unfollow(turn.answer.article);
     turn.ended(how);
-    if (how === "done") conversation.rememberBranch();
     return how;
   }
 

@@ -139,6 +139,29 @@ async def test_the_messages_list_shows_the_edited_branch_with_both_versions_as_s
     assert [m["messageId"] for m in limited["messages"]] == [question_two, answer_two]
 
 
+async def test_a_version_is_listed_with_what_followed_it_through_its_id(app, async_client_for, openai_server):
+    client = async_client_for("alice")
+    session_id, answer_one, _, answer_three = await _three_turns(client, openai_server)
+    original = (await client.request("GET", f"/api/chat/sessions/{session_id}/messages")).json()["messages"]
+    question_two = original[2]["messageId"]
+    await _ask(client, openai_server, "Question two, edited?", "Answer two, again.", sessionId=session_id, parentMessageId=answer_one)
+
+    # The first version of question two, down to the newest message that followed it: answer three.
+    through = (await client.request("GET", f"/api/chat/sessions/{session_id}/messages?throughMessageId={question_two}")).json()
+    assert through["leafMessageId"] == answer_three
+    assert [m["message"] for m in through["messages"]][2:] == ["Question two?", "Answer two.", "Question three?", "Answer three."]
+    # A message with nothing after it is its own end.
+    last = (await client.request("GET", f"/api/chat/sessions/{session_id}/messages?throughMessageId={answer_three}")).json()
+    assert last["leafMessageId"] == answer_three
+
+    asked = f"/api/chat/sessions/{session_id}/messages?throughMessageId={question_two}&leafMessageId={answer_one}"
+    both = await client.request("GET", asked)
+    assert_error(both, 400, "INVALID_REQUEST", mentions="throughMessageId")
+    other = await _ask(client, openai_server, "Elsewhere?", "Elsewhere.")
+    response = await client.request("GET", f"/api/chat/sessions/{session_id}/messages?throughMessageId={other['messageId']}")
+    assert_error(response, 400, "INVALID_REQUEST", mentions="throughMessageId")
+
+
 async def test_the_messages_list_refuses_a_leaf_of_another_session_and_another_users_session(app, async_client_for, openai_server):
     client = async_client_for("alice")
     session_id, answer_one, _, _ = await _three_turns(client, openai_server)

@@ -242,3 +242,14 @@ def test_edit_a_question_regenerate_an_answer_and_step_between_versions(site: Si
     expect(answers.last).to_have_text(re.compile("You said: Second question about apples"))
     expect(answers.last.get_by_role("group", name="Versions of this answer")).to_contain_text("1/2")
     shot(page, "branches-stepped")
+
+    # After a reload (nothing of this page load remembered), each version opens with what followed it.
+    page.reload()
+    expect(answers.last).to_contain_text("Apples, once more.")  # the newest message's branch
+    questions.last.get_by_role("button", name="Next version of this question").click()
+    expect(questions.last).to_contain_text("Second question about pears")
+    expect(answers.last).to_have_text(re.compile("You said: Second question about pears"))
+    questions.last.get_by_role("button", name="Previous version of this question").click()
+    expect(questions.last).to_contain_text("Second question about apples")
+    expect(answers.last).to_contain_text("Apples, once more.")  # its newest descendant, not the version alone
+    shot(page, "branches-after-reload")
