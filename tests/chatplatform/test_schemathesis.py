@@ -43,10 +43,18 @@ IN_USE_IS_400 = [
     "DELETE /api/chat-admin/knowledge-base/{knowledgeBaseId}",
     "POST /api/chat-admin/agent/{agentId}/rollback",
 ]
+# docs/api.md, "Branches": a message id that names no message of the session (a parent, a branch's
+# leaf or a version to list) is refused with 400 naming the parameter, though it is a well-formed UUID.
+NOT_OF_THE_SESSION_IS_400 = [
+    "POST /api/chat/converse",
+    "GET /api/chat/sessions/{sessionId}/messages",
+    "GET /api/chat-admin/sessions/{sessionId}/messages",
+    "POST /api/chat/sessions/{sessionId}/messages/{messageId}/regenerate",
+]
 CONFIG = "".join(
     f'[[operations]]\ninclude-name = "{name}"\n'
     'checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "429"]\n\n'
-    for name in IN_USE_IS_400
+    for name in IN_USE_IS_400 + NOT_OF_THE_SESSION_IS_400
 )
 
 # Enough examples to meet each kind of failure at least once, few enough for about a minute.

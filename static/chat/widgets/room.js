@@ -1,6 +1,6 @@
 // The conversation keeps the room (docs/widgets.md, "The shelf in a conversation"): once the
 // messages pane has a message, the spotlight goes to its header only and the hero to its bar, so
-// the answers get the window. Both are states SPEC.md gives them (spotlight hidden, hero
+// the answers get the window. Both are states docs/widgets.md gives them (spotlight hidden, hero
 // collapsed); the person may open either again, and that choice is kept in their prefs under
 // `shelf`: {spotlight: "shown" | "hidden", hero: "expanded" | "collapsed"}. An empty
 // conversation (a new chat) gives the shelf back as it was.
