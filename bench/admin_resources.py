@@ -37,15 +37,11 @@ from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
-from bench.common import percentile  # noqa: E402
+from bench.common import p50_p95_ms  # noqa: E402
 
 TAGS = 10_000
 DIRECTIVES = 100_000
 SCOPES = 1_000  # 100 directives per scope
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    return percentile(samples, 50) * 1000, percentile(samples, 95) * 1000
 
 
 def measure(requests: int, call: Callable[[], object], before: Callable[[], object] | None = None) -> list[float]:
@@ -163,17 +159,17 @@ def main() -> None:
             ("agent get", agents),
         ]
         for name, samples in rows:
-            p50, p95 = percentiles(samples)
+            p50, p95 = p50_p95_ms(samples)
             print(f"  {name:<28} p50 {p50:7.2f} ms   p95 {p95:7.2f} ms")
-        ratio = percentiles(uncached)[0] / percentiles(cached)[0]
+        ratio = p50_p95_ms(uncached)[0] / p50_p95_ms(cached)[0]
         print(f"  cached tag search is {ratio:.1f}x faster at p50 (target >= 5x) {'OK' if ratio >= 5 else 'BELOW TARGET'}")
-        p95 = percentiles(directives)[1]
+        p95 = p50_p95_ms(directives)[1]
         if connection.vendor == "postgresql":
             print(f"  directive search p95 {p95:.2f} ms (target < 20 ms on PostgreSQL) {'OK' if p95 < 20 else 'ABOVE TARGET'}")
         print("  query plan of the directive search by scope:")
         for line in directive_plan().splitlines():
             print(f"    {line}")
-        figures = {name: {"p50_ms": round(percentiles(s)[0], 3), "p95_ms": round(percentiles(s)[1], 3)} for name, s in rows}
+        figures = {name: {"p50_ms": round(p50_p95_ms(s)[0], 3), "p95_ms": round(p50_p95_ms(s)[1], 3)} for name, s in rows}
         print(json.dumps({"bench": "admin_resources", "vendor": connection.vendor, "cached_ratio": round(ratio, 2), **figures}))
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)

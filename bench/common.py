@@ -64,6 +64,11 @@ def percentile(samples: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered), max(1, math.ceil(q / 100 * len(ordered)))) - 1]
 
 
+def p50_p95_ms(samples: Sequence[float]) -> tuple[float, float]:
+    """The median and 95th percentile of samples in seconds, in milliseconds."""
+    return percentile(samples, 50) * 1000, percentile(samples, 95) * 1000
+
+
 @contextmanager
 def bench_platform(model_args: list[str], **extra: str) -> Iterator[tuple[dict[str, str], str, str]]:
     """The scripted model server (tests.peers.openai_server with `model_args`) and a throwaway

@@ -34,16 +34,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, percentile, scripted_model, throwaway_database  # noqa: E402
+from bench.common import manage, p50_p95_ms, scripted_model, throwaway_database  # noqa: E402
 
 SECTIONS = 5  # one chunk each: about 50,000 chunks for 10,000 documents
 VOCABULARY = 30_000  # invented content words
 SEED = 24
 LOCAL_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    return percentile(samples, 50) * 1000, percentile(samples, 95) * 1000
 
 
 # --- the corpus --------------------------------------------------------------------------------
@@ -193,7 +189,7 @@ def child(documents: int, query_count: int) -> dict:
     endpoint_samples = measure(queries, endpoint)
     rows = (("lexical, 1st pass", first), ("lexical, 2nd pass", second), ("lexical endpoint", endpoint_samples))
     for name, samples in rows:
-        p50, p95 = percentiles(samples)
+        p50, p95 = p50_p95_ms(samples)
         key = name.replace(",", "").replace(" ", "_")
         figures[key] = {"p50_ms": round(p50, 2), "p95_ms": round(p95, 2), "max_ms": round(max(samples) * 1000, 2)}
         verdict = "OK" if p95 < 20 else "ABOVE TARGET"
@@ -223,7 +219,7 @@ def child(documents: int, query_count: int) -> dict:
     hybrid = measure(queries, lambda q: knowledge_search.run(hybrid_base, q, 5))
     embed_only = measure(queries, knowledge_search.embed_query)
     for name, samples, target in (("semantic", semantic, 50), ("hybrid", hybrid, None), ("embedding call", embed_only, None)):
-        p50, p95 = percentiles(samples)
+        p50, p95 = p50_p95_ms(samples)
         figures[name.replace(" ", "_")] = {"p50_ms": round(p50, 2), "p95_ms": round(p95, 2)}
         verdict = f"(target p95 < {target} ms) {'OK' if p95 < target else 'ABOVE TARGET'}" if target else ""
         print(f"  {name:<17} p50 {p50:7.2f} ms   p95 {p95:7.2f} ms   {verdict}")
