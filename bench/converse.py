@@ -39,7 +39,6 @@ import asyncio
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -52,7 +51,7 @@ import websockets
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, percentile, scripted_model, throwaway_database  # noqa: E402
+from bench.common import bench_platform, percentile  # noqa: E402
 from bench.profile import Profile  # noqa: E402
 from tests.servers import ServerProcess, asgi_server  # noqa: E402
 
@@ -262,41 +261,25 @@ def main() -> None:
     args = parser.parse_args()
     levels = [1, *(int(level) for level in args.concurrency.split(",") if level)]
 
-    with (
-        scripted_model(
-            [
-                "--tokens",
-                str(args.tokens),
-                "--first-token-delay",
-                str(args.first_token_delay),
-                "--token-delay",
-                str(args.token_delay),
-                "--complete-text",
-                '<answer>["metric-units"]</answer>',
-                "--complete-delay",
-                str(args.first_token_delay),
-            ]
-        ) as model_url,
-        tempfile.TemporaryDirectory() as tmp,
-        throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url,
-    ):
-        env = {
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-            "OPENAI_BASE_URL": model_url,
-            "OPENAI_API_KEY": "unused",
-            "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-            # Directives are processed where a chat app keeps augmentation on (only bench-directives, below).
-            "CHAT_SITE_FEATURES": json.dumps({"instructionAugmentation": {"enabled": True}}),
-            "CHAT_SELECTION_MODEL": "openai:bench",
-            "LOG_LEVEL": "WARNING",
-        }
-        manage(env, "migrate", "--noinput")
-        manage(env, "seed_demo")
-        token = manage(env, "issue_token", "bench-user").strip()
-        admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
-        backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
+    with bench_platform(
+        [
+            "--tokens",
+            str(args.tokens),
+            "--first-token-delay",
+            str(args.first_token_delay),
+            "--token-delay",
+            str(args.token_delay),
+            "--complete-text",
+            '<answer>["metric-units"]</answer>',
+            "--complete-delay",
+            str(args.first_token_delay),
+        ],
+        # Directives are processed where a chat app keeps augmentation on (only bench-directives, below).
+        CHAT_SITE_FEATURES=json.dumps({"instructionAugmentation": {"enabled": True}}),
+        CHAT_SELECTION_MODEL="openai:bench",
+    ) as (env, token, admin):
+        model_url = env["OPENAI_BASE_URL"]
+        backend = "PostgreSQL" if env["DATABASE_URL"].startswith("postg") else "SQLite"
         cache = "Redis" if env.get("REDIS_URL") else "local memory"
         print(f"converse: uvicorn {args.workers} worker(s), {backend}, {cache}; ", end="")
         print(

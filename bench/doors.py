@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -35,7 +32,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, scripted_model, throwaway_database  # noqa: E402
+from bench.common import bench_platform  # noqa: E402
 from bench.converse import BODY, Sample, cpu_seconds, measure, through_sse  # noqa: E402
 from tests.servers import asgi_server  # noqa: E402
 
@@ -120,26 +117,9 @@ def main() -> None:
     args = parser.parse_args()
     levels = [1, *(int(level) for level in args.concurrency.split(",") if level)]
 
-    with (
-        scripted_model(["--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"]) as model_url,
-        tempfile.TemporaryDirectory() as tmp,
-        throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url,
-    ):
-        env = {
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-            "OPENAI_BASE_URL": model_url,
-            "OPENAI_API_KEY": "unused",
-            "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-            "CHAT_SITE_FEATURES": "{}",
-            "LOG_LEVEL": "WARNING",
-        }
-        manage(env, "migrate", "--noinput")
-        manage(env, "seed_demo")
-        token = manage(env, "issue_token", "bench-user").strip()
-        admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
-        backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
+    model = ["--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"]
+    with bench_platform(model, CHAT_SITE_FEATURES="{}") as (env, token, admin):
+        backend = "PostgreSQL" if env["DATABASE_URL"].startswith("postg") else "SQLite"
         cache = "Redis" if env.get("REDIS_URL") else "local memory"
         print(f"doors: uvicorn 1 worker, {backend}, {cache}; model: 300 ms to first token, 50 tokens at 20 ms; ", end="")
         print(f"{args.turns} sequential turns, then {levels[1:]} streams")
