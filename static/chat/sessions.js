@@ -83,16 +83,22 @@ export class Sessions {
   }
 
   render() {
-    // A menu open (and the focus in it) stays so when the list is drawn again, as a title arrives.
-    const menu = this.list.querySelector(".session-menu[open]");
-    const openId = menu?.closest(".session")?.dataset.sessionId;
-    const focused = menu?.contains(document.activeElement) ? document.activeElement.className : null;
-    this.list.replaceChildren(...this.sessions.map((session) => this.item(session)));
+    // An open menu, and the focus anywhere in the list, stay as they were when the list is drawn
+    // again (as a title arrives): a key pressed on the old line lands on the new one.
+    const openId = this.list.querySelector(".session-menu[open]")?.closest(".session")?.dataset.sessionId;
+    const active = this.list.contains(document.activeElement) ? document.activeElement : null;
+    const focusedId = active?.closest(".session")?.dataset.sessionId;
+    const focusable = (item) => [...item.querySelectorAll("a, summary, button")];
+    const focusedAt = focusedId ? focusable(this.itemOf(focusedId)).indexOf(active) : -1;
+    // A line being renamed or asking to confirm a deletion is kept as it is.
+    const editing = new Map([...this.list.querySelectorAll(".session[data-editing]")].map((item) => [item.dataset.sessionId, item]));
+    this.list.replaceChildren(...this.sessions.map((session) => editing.get(session.sessionId) ?? this.item(session)));
     this.empty.hidden = this.sessions.length > 0;
-    const again = openId ? this.itemOf(openId)?.querySelector(".session-menu") : null;
-    if (!again) return;
-    again.open = true;
-    if (focused !== null) [...again.querySelectorAll("summary, button")].find((node) => node.className === focused)?.focus();
+    const menu = openId ? this.itemOf(openId)?.querySelector(".session-menu") : null;
+    if (menu) menu.open = true;
+    const again = focusedId ? this.itemOf(focusedId) : null;
+    if (active?.isConnected) active.focus();
+    else if (again && focusedAt >= 0) focusable(again)[focusedAt]?.focus();
   }
 
   item(session) {
@@ -175,6 +181,7 @@ export class Sessions {
     const item = this.itemOf(session.sessionId);
     if (!item) return;
     const done = () => {
+      delete item.dataset.editing;
       this.render();
       this.itemOf(session.sessionId)?.querySelector(".session-menu summary")?.focus();
     };
@@ -205,6 +212,7 @@ export class Sessions {
         done();
       }
     });
+    item.dataset.editing = "true";
     item.replaceChildren(confirm);
     cancel.focus();
   }
@@ -226,6 +234,7 @@ export class Sessions {
     if (!item) return;
     const input = el("input", { type: "text", value: session.title || "", "aria-label": "New title", maxlength: "200" });
     const done = () => {
+      delete item.dataset.editing;
       this.render();
       this.itemOf(session.sessionId)?.querySelector(".session-menu summary")?.focus();
     };
@@ -235,7 +244,8 @@ export class Sessions {
       if (title) {
         try {
           const answer = await this.api.rename(session.sessionId, title);
-          session.title = answer.title;
+          // The list may have been read again meanwhile: the line drawn next is of this.sessions.
+          for (const stored of this.sessions) if (stored.sessionId === session.sessionId) stored.title = answer.title;
           if (session.sessionId === this.current()) document.title = `${answer.title} · ${this.appTitle}`;
           this.notices.say(`Renamed to “${answer.title}”.`);
         } catch (error) {
@@ -250,6 +260,7 @@ export class Sessions {
         done();
       }
     });
+    item.dataset.editing = "true";
     item.replaceChildren(
       el(
         "form",
