@@ -36,7 +36,15 @@ PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("logging", ("chatplatform/logs.py", "pythonjsonlogger/", "/logging/")),
     (
         "admission",
-        ("chat/turn/admission.py", "chat/turn/lock.py", "chat/turn/serializers.py", "chatplatform/api/", "chatplatform/generations.py"),
+        (
+            "chat/turn/admission.py",
+            "chat/turn/lock.py",
+            "chat/turn/branches.py",
+            "chat/turn/handover.py",
+            "chat/turn/serializers.py",
+            "chatplatform/api/",
+            "chatplatform/generations.py",
+        ),
     ),
     ("prompt", ("chat/turn/prompt.py", "agents/prompts.py", "pybars/", "tags/", "directives/", "agents/access.py", "celpy/")),
     ("model client", ("chatplatform/llm/", "aiohttp/", "yarl/", "multidict/")),

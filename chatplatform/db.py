@@ -179,6 +179,13 @@ def sql_names(model: type[models.Model]) -> tuple[str, Callable[[str], str]]:
     return quote(meta.db_table), lambda name: quote(meta.get_field(name).column)  # type: ignore[union-attr, arg-type]  # concrete fields
 
 
+def column_field(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    """A field that holds a column (get_field also answers a relation's other side)."""
+    field = model._meta.get_field(name)
+    assert isinstance(field, models.Field)
+    return field
+
+
 def stored(instance: models.Model) -> None:
     """Mark `instance` as saved, as the ORM does after an INSERT it made itself."""
     instance._state.adding = False

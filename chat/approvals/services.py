@@ -27,7 +27,7 @@ SYSTEM = "system"  # who decided an approval that expired or was superseded
 def pause_records(
     *, session_id: uuid.UUID, message_id: uuid.UUID, state: dict[str, Any], calls: list[dict[str, Any]], now: datetime
 ) -> tuple[PausedTurn, list[ToolApproval]]:
-    """The records of a turn that pauses (written with its answer so far, chat.turn.lock.turn_pause):
+    """The records of a turn that pauses (written with its answer so far, chat.turn.handover.turn_pause):
     `calls` each `{callId, toolId, function, arguments, timeoutSeconds, approverRoles}`."""
     paused = PausedTurn(message_id=message_id, session_id=session_id, state=state, created_at=now)
     approvals = [

@@ -15,6 +15,8 @@
     reply.py         the model and its tools: one streamed reply through the tool loop
     verification.py  the verifyResponse feature
     lock.py          the session's ticket lock: one turn at a time, in arrival order, across processes
+    branches.py      where a turn's message goes on the session's tree, and the history before it
+    handover.py      the answer stored and the session handed to its next ticket, in one transaction
     completion.py    sessions idle long enough are completed (and reopened by their next turn)
     usage.py         usage and cost of every model call
     events.py        the events, and their SSE, WebSocket and JSON encodings

@@ -36,8 +36,9 @@ from chat.governance.usage import limits_for, usage_check
 from chat.sessions.models import ChatMessage, ChatSession, MessageSource
 from chat.sessions.selectors import is_session_answer, session_answer, session_get, session_uuid
 from chat.turn import replay
+from chat.turn.branches import CURRENT_BRANCH, Follows
 from chat.turn.definitions import turn_definitions
-from chat.turn.lock import CURRENT_BRANCH, Follows, TurnClaim, turn_claim, turn_claim_continuation
+from chat.turn.lock import TurnClaim, turn_claim, turn_claim_continuation
 from chat.turn.prompt import TurnContext, build_context
 from chat.turn.serializers import ConverseRequestSerializer, RegenerateRequestSerializer
 from chat.users.authentication import socket_user, user_for_cookie, user_for_token

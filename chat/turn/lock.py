@@ -2,7 +2,7 @@
 processes (docs/decisions.md, "The session's ticket lock").
 
 Each arriving turn takes a ticket (`turn_next`, incremented under the session's row lock) and runs
-when `turn_serving` reaches it; finishing (or failing) moves `turn_serving` on. The row lock is
+when `turn_serving` reaches it; finishing (or failing) moves `turn_serving` on (chat.turn.handover). The row lock is
 held only for these short claims, never across a model call. A running turn renews its lease
 (`turn_renew`) every TURN_LEASE / 3; a ticket whose turn died with its process (or lost its
 database) is skipped once its lease has run out. Every turn runs these statements, so they are
@@ -14,48 +14,21 @@ import dataclasses
 import functools
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from django.db import connections, models, transaction
+from django.db import connections, transaction
 from django.utils import timezone
 
-from chat.approvals.models import PausedTurn, ToolApproval
-from chat.sessions.models import ChatMessage, ChatSession, MessageSource, SessionStatus
-from chat.sessions.selectors import branch_texts
-from chat.sessions.services import SESSION_TOTALS, usage_increments
+from chat.sessions.models import ChatMessage, ChatSession, SessionStatus
+from chat.turn.branches import CURRENT_BRANCH, HISTORY_LIMIT, Follows, earlier_messages, history_before, new_user_message
 from chat.users.models import ChatUser
 from chat.webhooks import delivery as webhooks
 from chat.webhooks.models import WebhookEvent
 from chatplatform import db
 from chatplatform.api.errors import Code, Conflict, NotFound
 
-# --- Turns: the per-session ticket lock, messages and totals (chat.turn) -------------------------
-#
-# Turns on one session run one at a time, in arrival order, across processes: each arriving turn
-# takes a ticket (`turn_next`, incremented under the session's row lock) and runs when
-# `turn_serving` reaches it; finishing (or failing) moves `turn_serving` on. The row lock is held
-# only for these short claims, never across a model call. A running turn renews its lease
-# (`turn_renew`) every TURN_LEASE / 3; a ticket whose turn died with its process (or lost its
-# database) is skipped once its lease has run out.
-
 TURN_LEASE = timedelta(seconds=30)
-HISTORY_LIMIT = 100  # earlier messages a turn sends to the model (the newest ones)
-
-
-@dataclass(frozen=True)
-class Follows:
-    """Where a turn's user message goes on its session's message tree (docs/api.md, "Branches"):
-    after `parent_id` (None: a new start), or, `current`, after the session's latest message when
-    it is stored. `question`: a regenerated answer's question, stored already: the turn stores no
-    user message and answers that one again."""
-
-    parent_id: uuid.UUID | None = None
-    current: bool = True
-    question: ChatMessage | None = None
-
-
-CURRENT_BRANCH = Follows()
 
 
 @dataclass(frozen=True)
@@ -81,72 +54,12 @@ class TurnClaim:
         return self.continuation_served if self.continuation else self.user_message is not None
 
 
-def _user_message(session_id: uuid.UUID, *, user_id: str, message: str, files: list[Any], now: datetime) -> ChatMessage:
-    return ChatMessage(session_id=session_id, user_id=user_id, source=MessageSource.USER, message=message, files=files, timestamp=now)
-
-
-def _column(model: type[models.Model], name: str) -> models.Field[Any, Any]:
-    """A field that holds a column (get_field also answers a relation's other side)."""
-    field = model._meta.get_field(name)
-    assert isinstance(field, models.Field)
-    return field
-
-
-def _earlier_messages(session_id: uuid.UUID, *, user_id: str, history: list[tuple[str, str]], now: datetime) -> list[ChatMessage]:
-    """A new session's history as its messages, a microsecond apart before `now` so that they list in order."""
-    return [
-        ChatMessage(
-            session_id=session_id,
-            user_id=user_id,
-            source=MessageSource.USER if source == MessageSource.USER else MessageSource.ASSISTANT,
-            message=text,
-            timestamp=now - timedelta(microseconds=len(history) - index),
-        )
-        for index, (source, text) in enumerate(history)
-    ]
-
-
-def _history(session_id: uuid.UUID, *, before: ChatMessage, follows: Follows) -> list[tuple[str, str]]:
-    """What the model is given before the turn's user message `before` (stored already): the path
-    from the session's start to its parent, the newest HISTORY_LIMIT, oldest first (docs/api.md,
-    "Branches"). A message that continues the current branch is hung below the session's latest
-    other message first."""
-    if follows.current and follows.question is None:
-        before.parent_id = _follow_latest(session_id, before)
-    return branch_texts(leaf_id=before.parent_id, limit=HISTORY_LIMIT)
-
-
-def _follow_latest(session_id: uuid.UUID, message: ChatMessage) -> uuid.UUID | None:
-    """Make `message` (stored) the child of the session's latest other message; that message's id.
-    A statement of its own, after the ticket: it sees the answer of the turn served before."""
-    connection = connections["default"]
-    field = functools.partial(_column, ChatMessage)
-    key = field("message_id").get_db_prep_value(message.pk, connection)
-    with connection.cursor() as cursor:
-        cursor.execute(_follow_latest_sql(connection.vendor), [field("session").get_db_prep_value(session_id, connection), key, key])
-        row = cursor.fetchone()
-    if row is None or row[0] is None:
-        return None
-    return row[0] if isinstance(row[0], uuid.UUID) else uuid.UUID(str(row[0]))
-
-
-@functools.cache
-def _follow_latest_sql(vendor: str) -> str:
-    """`_follow_latest`'s statement, written out once: every turn on a session runs it (docs/decisions.md)."""
-    table, column = db.sql_names(ChatMessage)
-    key, parent, timestamp = column("message_id"), column("parent"), column("timestamp")
-    latest = (
-        f"SELECT latest.{key} FROM {table} AS latest WHERE latest.{column('session')} = %s AND latest.{key} <> %s "
-        f"ORDER BY latest.{timestamp} DESC, latest.{key} DESC LIMIT 1"
-    )
-    return f"UPDATE {table} SET {parent} = ({latest}) WHERE {key} = %s RETURNING {parent}"
-
-
 @functools.cache
 def _take_ticket_sql(vendor: str, only_when_idle: bool = False) -> str:
     """The session's next ticket, under its row lock: (ticket, served at once, title), no row for a
     session that is unknown, another user's or another chat app's (or, `only_when_idle`, one whose
-    turn is running: its lease not run out). Written out once, like `_finish_session_sql`.
+    turn is running: its lease not run out). Written out once, like the session's side of a
+    finished turn (chat.turn.handover).
     RETURNING sees the row as updated; SET reads it as it was. A message arriving makes the session
     active again (a completed one reopens) and moves its lastUpdate, the clock of the idle-session
     completion."""
@@ -169,7 +82,7 @@ def _take_ticket(
     not `store`: a regenerating turn's is stored already): all or nothing, in one statement on
     PostgreSQL (the INSERT a CTE that runs only when served)."""
     connection = connections["default"]
-    field = functools.partial(_column, ChatSession)
+    field = functools.partial(db.column_field, ChatSession)
     claim_sql = _take_ticket_sql(connection.vendor, only_when_idle)
     moment = field("turn_started").get_db_prep_value(user_message.timestamp, connection)
     params = [
@@ -244,8 +157,8 @@ def turn_claim(
             create_date=now,
             last_update=now,
         )
-        user_message = _user_message(session.pk, user_id=user.pk, message=message, files=files, now=now)
-        earlier = _earlier_messages(session.pk, user_id=user.pk, history=history or [], now=now)
+        user_message = new_user_message(session.pk, user_id=user.pk, message=message, files=files, now=now)
+        earlier = earlier_messages(session.pk, user_id=user.pk, history=history or [], now=now)
         for parent, child in zip([None, *earlier], [*earlier, user_message], strict=True):  # one straight branch
             child.parent = parent
         # The session.created outbox rows go in with the session, in the same statement (docs/api.md, "Webhooks").
@@ -253,7 +166,7 @@ def turn_claim(
         db.write(session, *earlier, user_message, *events)
         return TurnClaim(session.pk, user.pk, "", 0, True, user_message, list(history or [])[-HISTORY_LIMIT:])
     question = follows.question
-    user_message = question or _user_message(session_id, user_id=user.pk, message=message, files=files, now=now)
+    user_message = question or new_user_message(session_id, user_id=user.pk, message=message, files=files, now=now)
     if question is None and not follows.current:
         user_message.parent_id = follows.parent_id
     taken = _take_ticket(
@@ -273,7 +186,7 @@ def turn_claim(
         return TurnClaim(session_id, user.pk, title, ticket, False, follows=follows)
     # A statement of its own, after the ticket: it sees the answer of the turn served before this one
     # even when that turn committed while this one waited for the row lock.
-    history = _history(session_id, before=user_message, follows=follows)
+    history = history_before(session_id, before=user_message, follows=follows)
     return TurnClaim(session_id, user.pk, title, ticket, False, user_message, history, follows=follows)
 
 
@@ -295,11 +208,11 @@ def turn_try_start(*, claim: TurnClaim, message: str, files: list[Any]) -> TurnC
         follows = claim.follows
         user_message = follows.question
         if user_message is None:
-            user_message = _user_message(session.pk, user_id=claim.user_id, message=message, files=files, now=now)
+            user_message = new_user_message(session.pk, user_id=claim.user_id, message=message, files=files, now=now)
             if not follows.current:
                 user_message.parent_id = follows.parent_id
             db.write(user_message)
-        history = _history(session.pk, before=user_message, follows=follows)
+        history = history_before(session.pk, before=user_message, follows=follows)
     return TurnClaim(session.pk, claim.user_id, session.title, claim.ticket, claim.created, user_message, history, follows=follows)
 
 
@@ -316,129 +229,6 @@ def turn_claim_continuation(*, session_id: uuid.UUID, user_id: str) -> TurnClaim
     return TurnClaim(session_id, user_id, session.title, ticket, False, continuation=True, continuation_served=served)
 
 
-def turn_finish_continued(
-    *,
-    answer_id: uuid.UUID,
-    session_id: uuid.UUID,
-    ticket: int,
-    text: str,
-    usage: dict[str, Any],
-    added_usage: dict[str, Any],
-    traces: list[dict[str, Any]],
-    execution_duration: int,
-    error: dict[str, str] | None = None,
-    citations: list[dict[str, Any]] | None = None,
-    stop_reason: str | None = None,
-) -> None:
-    """Complete an answer stored when its turn paused (the whole answer now, `usage` its whole
-    usage), add `added_usage` to the session's totals and hand the session on: one transaction."""
-    now = timezone.now()
-    with transaction.atomic():
-        ChatMessage.objects.filter(pk=answer_id).update(
-            message=text,
-            usage=usage,
-            traces=traces,
-            execution_duration=execution_duration,
-            error=error,
-            citations=citations,
-            stop_reason=stop_reason,
-        )
-        ChatSession.objects.filter(pk=session_id).update(**usage_increments(added_usage), last_message_id=answer_id, last_update=now)
-        ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=now)
-
-
-def turn_pause(*, paused: PausedTurn, approvals: list[ToolApproval], answer: dict[str, Any], continued: bool) -> None:
-    """A turn waits for approvals: its answer so far stored (`answer`: turn_finish's arguments, or
-    turn_finish_continued's when it had paused before), the session handed on, and what it needs
-    to go on kept: one transaction."""
-    with transaction.atomic():
-        if continued:
-            turn_finish_continued(**answer)
-        else:
-            turn_finish(**answer)
-        PausedTurn.objects.filter(pk=paused.pk).delete()
-        paused.save(force_insert=True)
-        ToolApproval.objects.bulk_create(approvals)
-
-
-def turn_release(*, session_id: uuid.UUID, ticket: int) -> None:
-    """Hand the session to the next ticket without an answer (the turn failed before its answer)."""
-    ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=timezone.now())
-
-
 def turn_renew(*, session_id: uuid.UUID, ticket: int) -> None:
     """The turn holding the session is still at it: its lease starts again."""
     ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_started=timezone.now())
-
-
-def turn_finish(
-    *,
-    answer_id: uuid.UUID,
-    session_id: uuid.UUID,
-    ticket: int,
-    user_id: str,
-    text: str,
-    model: str,
-    usage: dict[str, Any],
-    traces: list[dict[str, Any]],
-    verifications: list[dict[str, Any]],
-    execution_duration: int,
-    title: str | None = None,
-    error: dict[str, str] | None = None,
-    citations: list[dict[str, Any]] | None = None,
-    stop_reason: str | None = None,
-    parent_id: uuid.UUID | None = None,
-) -> tuple[ChatMessage, bool]:
-    """Store the answer (`error` when it failed midway: the text is what was streamed) as the child
-    of its question `parent_id` (docs/api.md, "Branches"), add its
-    usage to the session's totals, hand the session to the next ticket and, given a `title`,
-    title a still untitled session: one transaction. (answer, titled)."""
-    now = timezone.now()
-    answer = ChatMessage(
-        message_id=answer_id,
-        session_id=session_id,
-        user_id=user_id,
-        source=MessageSource.ASSISTANT,
-        message=text,
-        model=model,
-        usage=usage,
-        traces=traces,
-        verifications=verifications,
-        execution_duration=execution_duration,
-        error=error,
-        citations=citations,
-        stop_reason=stop_reason,
-        timestamp=now,
-        parent_id=parent_id,
-    )
-    connection = connections["default"]
-    field = functools.partial(_column, ChatSession)
-    uuid_value, moment = field("session_id").get_db_prep_value, field("last_update").get_db_prep_value
-    params = [usage[key] for _, key in SESSION_TOTALS]
-    params += [uuid_value(answer.pk, connection), moment(now, connection)]
-    params += [ticket, ticket + 1, ticket, moment(now, connection), (title or "")[:200], uuid_value(session_id, connection)]
-    # The answer's INSERT and the session's UPDATE: one round trip on PostgreSQL.
-    row = db.write(answer, then=_finish_session_sql(connection.vendor), params=params)
-    return answer, bool(title) and row is not None and row[0] == title
-
-
-@functools.cache
-def _finish_session_sql(vendor: str) -> str:
-    """The session's side of a finished turn as one UPDATE, written out once from the model's own
-    table and column names: every turn runs it, and compiling it through F()/Case() each time cost
-    a noticeable share of a turn (docs/decisions.md). The expressions read the row as it was before
-    the UPDATE (SQL's rule, PostgreSQL's and SQLite's)."""
-    table, column = db.sql_names(ChatSession)
-
-    serving, started, title = column("turn_serving"), column("turn_started"), column("title")
-    assignments = [f"{column(name)} = {column(name)} + %s" for name, _ in SESSION_TOTALS]
-    assignments += [
-        f"{column('last_message_id')} = %s",
-        f"{column('last_update')} = %s",
-        # Hand the session on, unless the lease ran out and a later ticket took it over.
-        f"{serving} = CASE WHEN {serving} = %s THEN %s ELSE {serving} END",
-        f"{started} = CASE WHEN {serving} = %s THEN %s ELSE {started} END",
-        # A title the user set meanwhile wins.
-        f"{title} = CASE WHEN {title} = '' THEN %s ELSE {title} END",
-    ]
-    return f"UPDATE {table} SET {', '.join(assignments)} WHERE {column('session_id')} = %s RETURNING {title}"

@@ -35,15 +35,8 @@ from chat.sessions.usage import usage_fields
 from chat.turn import collaborators, replay
 from chat.turn.admission import Admitted, GoingOn, admit_going_on
 from chat.turn.events import Turn, TurnEvent, error_event
-from chat.turn.lock import (
-    TURN_LEASE,
-    TurnClaim,
-    turn_finish,
-    turn_finish_continued,
-    turn_pause,
-    turn_renew,
-    turn_try_start,
-)
+from chat.turn.handover import turn_finish, turn_finish_continued, turn_pause
+from chat.turn.lock import TURN_LEASE, TurnClaim, turn_renew, turn_try_start
 from chat.turn.prompt import SUPERVISOR_ROUTER, TurnContext, with_directives
 from chat.turn.reply import Emit, Transcript, finished, respond, toolset, trace
 from chat.turn.usage import Ledger, ms_since
