@@ -11,7 +11,10 @@
     admission.py     the one way in, for every transport and credential
     door.py          the same admission for the protocol doors (docs/doors.md), their refusals as DoorError
     prompt.py        what the model is told: features, system prompt, directive candidates, tools
-    run.py           the turn's task: its steps, its failures, the lease on its session
+    run.py           the turn's task: its ticket, its failures, the lease on its session
+    steps.py         its steps once it runs: directives, the reply, verification, pause, stop, `done`
+    control.py       a running turn's handle and its stop
+    finish.py        storing the answer and counting its usage, tried again while the database is away
     reply.py         the model and its tools: one streamed reply through the tool loop
     verification.py  the verifyResponse feature
     lock.py          the session's ticket lock: one turn at a time, in arrival order, across processes
