@@ -17,6 +17,7 @@
     finish.py        storing the answer and counting its usage, tried again while the database is away
     reply.py         the model and its tools: one streamed reply through the tool loop
     verification.py  the verifyResponse feature
+    replay.py        where a turn's events are kept, for readers in any process (store.py, redis_store.py)
     lock.py          the session's ticket lock: one turn at a time, in arrival order, across processes
     branches.py      where a turn's message goes on the session's tree, and the history before it
     handover.py      the answer stored and the session handed to its next ticket, in one transaction
@@ -51,8 +52,9 @@ if TYPE_CHECKING:
     )
     from chat.turn.events import Turn, TurnEvent, TurnReader, collect, error_event, frame, sse_chunks
     from chat.turn.prompt import warm
-    from chat.turn.replay import Reader, resume, stop
+    from chat.turn.replay import resume, stop
     from chat.turn.run import go_on, start, wait_for_running_turns
+    from chat.turn.store import Reader
 
 _MODULES = {
     "chat.turn.admission": (
@@ -68,8 +70,9 @@ _MODULES = {
     ),
     "chat.turn.events": ("Turn", "TurnEvent", "TurnReader", "collect", "error_event", "frame", "sse_chunks"),
     "chat.turn.prompt": ("warm",),
-    "chat.turn.replay": ("Reader", "resume", "stop"),
+    "chat.turn.replay": ("resume", "stop"),
     "chat.turn.run": ("go_on", "start", "wait_for_running_turns"),
+    "chat.turn.store": ("Reader",),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 

@@ -32,6 +32,7 @@ from chat.turn.admission import Admitted, Caller, Refused, admit_caller, admit_r
 from chat.turn.definitions import turn_definitions
 from chat.turn.events import collect
 from chat.turn.run import start
+from chat.turn.store import Reader
 from chat.users.models import ChatUser
 from chatplatform.api import ratelimit
 from chatplatform.api.errors import Code, NotFound, PermissionDenied
@@ -118,9 +119,9 @@ class DoorTurn:
         self.admitted, self.request = admitted, request
         self.session_id = str(admitted.claim.session_id)
         self.headers = admitted.budget.headers()
-        self._reader: replay.Reader | None = None
+        self._reader: Reader | None = None
 
-    def events(self) -> replay.Reader:
+    def events(self) -> Reader:
         """Start the turn; its events (session, delta…, trace…, approval…, done, title? or error).
         Leaving them early does not stop the turn: it runs on and stores its answer."""
         if self._reader is None:

@@ -174,7 +174,7 @@ def sse_event(event: TurnEvent, message_id: str) -> bytes:
 
 
 async def sse_chunks(reader: Any) -> AsyncIterator[bytes]:
-    """Events of a reader (chat.turn.replay.Reader) as Server-Sent Events: what is waiting in one
+    """Events of a reader (chat.turn.store.Reader) as Server-Sent Events: what is waiting in one
     chunk, a heartbeat comment when quiet."""
     try:
         while (events := await reader.batch(SSE_HEARTBEAT_SECONDS)) is not None:
