@@ -64,11 +64,6 @@ def turn_pause(*, paused: PausedTurn, approvals: list[ToolApproval], answer: dic
         ToolApproval.objects.bulk_create(approvals)
 
 
-def turn_release(*, session_id: uuid.UUID, ticket: int) -> None:
-    """Hand the session to the next ticket without an answer (the turn failed before its answer)."""
-    ChatSession.objects.filter(pk=session_id, turn_serving=ticket).update(turn_serving=ticket + 1, turn_started=timezone.now())
-
-
 def turn_finish(
     *,
     answer_id: uuid.UUID,
