@@ -58,7 +58,7 @@ const messages = new Messages({
   feedback,
   approvals,
   branches: {
-    edit: (article, text, parentMessageId) => turns.send(text, [], { article, parentMessageId }),
+    edit: (article, text, parentMessageId, files) => turns.send(text, files, { article, parentMessageId }),
     regenerate: (article) => turns.regenerate(article),
     step: (messageId) => conversation.step(messageId),
   },

@@ -13,7 +13,7 @@ export class Messages {
   // `features`: the page's (traces and verifyResponse say what an answer's footer shows);
   // `tags`: what an answer's widget tags become (chat/render); `feedback`: chat/feedback;
   // `approvals`: chat/approvals, the cards of the tool calls an answer waits for.
-  // `branches`: {edit(article, text, parentMessageId), regenerate(article), step(messageId)}, what
+  // `branches`: {edit(article, text, parentMessageId, files), regenerate(article), step(messageId)}, what
   // Edit, Regenerate and ‹ n/m › ask of chat/turn and chat/conversation (docs/api.md, "Branches").
   constructor({ features, tags, feedback, approvals, branches }) {
     this.branches = branches;
@@ -32,19 +32,19 @@ export class Messages {
       el("div", { class: "message-text", text }),
       fileList(files),
     );
-    if (messageId) this.asked(article, { text, messageId, parentMessageId, siblingIds });
+    if (messageId) this.asked(article, { text, files, messageId, parentMessageId, siblingIds });
     return article;
   }
 
   // A question once stored: its Edit, and its versions when it has more than one.
-  asked(article, { text, messageId, parentMessageId, siblingIds = [] }) {
+  asked(article, { text, files = [], messageId, parentMessageId, siblingIds = [] }) {
     if (article.querySelector(".message-tools")) return;
     const edit = el("button", {
       type: "button",
       class: "button button-small copy edit-question",
       "aria-label": "Edit the question",
       "data-label": "Edit",
-      onclick: () => this.editing(article, text, parentMessageId),
+      onclick: () => this.editing(article, text, parentMessageId, files),
     });
     article.append(el("div", { class: "message-tools" }, this.versions(messageId, siblingIds, "question"), edit));
   }
@@ -71,14 +71,16 @@ export class Messages {
     );
   }
 
-  // The question becomes a box with its text; sending it asks it again as a new version.
-  editing(article, text, parentMessageId) {
+  // The question becomes a box with its text; sending it asks it again as a new version, with
+  // the files it was asked with (listed under the box).
+  editing(article, text, parentMessageId, files = []) {
     const box = el("textarea", { class: "edit-box", "aria-label": "Edited question", rows: "3" });
     box.value = text;
     const form = el(
       "form",
       { class: "edit-form" },
       box,
+      fileList(files),
       el(
         "div",
         { class: "row" },
@@ -88,7 +90,7 @@ export class Messages {
     );
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      if (box.value.trim()) this.branches.edit(article, box.value, parentMessageId);
+      if (box.value.trim()) this.branches.edit(article, box.value, parentMessageId, files);
     });
     box.addEventListener("keydown", (event) => {
       if (event.key === "Escape") form.replaceWith(...shown);

@@ -24,7 +24,8 @@ export class Turns {
   }
 
   // `edited`: {article, parentMessageId} when the text is a new version of the question `article`
-  // (docs/api.md, "Branches"): what followed that question gives way to the new branch.
+  // (docs/api.md, "Branches"), sent with `files`, the question's own: what followed that question
+  // gives way to the new branch.
   async send(text, files = null, edited = null) {
     const { composer, attachments, notices, messages, conversation } = this.parts;
     text = text.trim();
@@ -247,7 +248,7 @@ class Turn {
       const before = [...conversation.pane.querySelectorAll("[data-message-role]")];
       const parent = before.slice(0, before.indexOf(this.question)).at(-1);
       const parentMessageId = parent?.dataset.messageRole === "assistant" ? parent.dataset.messageId || null : null;
-      messages.asked(this.question, { text: this.sent.text, messageId: userMessageId, parentMessageId });
+      messages.asked(this.question, { text: this.sent.text, files: this.sent.files, messageId: userMessageId, parentMessageId });
     }
     if (!this.sessionId) this.adopt(sessionId);
     if (this.stopAsked) this.stop();

@@ -81,6 +81,35 @@ def test_the_model_receives_a_text_file_as_text(site: Site, model, person: Perso
     assert "The launch code is 4242." in str(model.requests[-1]["messages"])
 
 
+def test_an_edited_question_is_asked_again_with_its_files(site: Site, model, person: Person):
+    site.chat_app("pages-files-edit", features=FEATURES)
+    page = person.open("/chat/pages-files-edit/")
+    attach(page, "notes.txt", "text/plain", b"The launch code is 4242.\n")
+    expect(page.locator('.attachment[data-state="ready"]')).to_have_count(1)
+    send(page, "What is the launch code?")
+    session_id = page.url.rsplit("/", 1)[1]
+
+    # Edited at once, and again after a reload (the question then read from the store).
+    for wording in ("What is the code, exactly?", "Say the code once more."):
+        question = page.locator('[data-message-role="user"]').last
+        question.get_by_role("button", name="Edit the question").click()
+        expect(question.get_by_role("list", name="Attached files")).to_contain_text("notes.txt")  # what goes with it
+        question.get_by_role("textbox", name="Edited question").fill(wording)
+        shot(page, "files-edit-form")
+        question.get_by_role("button", name="Send").click()
+        expect(page.locator('[data-message-role="assistant"]').last).to_have_text(re.compile(f"You said: {wording}"))
+        asked = next(body for body in reversed(model.requests) if wording in str(body["messages"]))
+        assert "The launch code is 4242." in str(asked["messages"]), "the model got the file with the edited question"
+        expect(page.locator('[data-message-role="user"]').last.get_by_role("link", name="notes.txt")).to_be_visible()
+        expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+        shot(page, "files-edited")
+        page.reload()
+
+    stored = person.api("GET", f"/api/chat/sessions/{session_id}/messages").json()["messages"][0]
+    assert stored["message"] == "Say the code once more."
+    assert [f["fileName"] for f in stored["files"]] == ["notes.txt"]
+
+
 def test_a_file_the_chat_app_does_not_take_is_refused_with_a_visible_message(site: Site, person: Person):
     site.chat_app("pages-files-refused", features=FEATURES)
     page = person.open("/chat/pages-files-refused/")
