@@ -29,9 +29,9 @@ export class Conversation {
     // person stepped to (‹ n/m ›), not the session's newest.
     this.olderBranch = false;
 
-    // The conversation stays scrolled to its end while an answer grows, as long as the person has
-    // not scrolled up, without reading the layout in the middle of a frame: the position is read
-    // at scroll events, and the growing answer is followed from a ResizeObserver, which runs once
+    // The conversation stays scrolled to its end while what it shows grows, as long as the person
+    // has not scrolled up, without reading the layout in the middle of a frame: the position is
+    // read at scroll events, and the growth is followed from a ResizeObserver, which runs once
     // layout is done.
     this.stuckToEnd = true;
     this.follower = new ResizeObserver(() => {
@@ -138,13 +138,16 @@ export class Conversation {
   }
 
   show(...nodes) {
+    this.follower.disconnect();
     this.pane.replaceChildren(...nodes);
+    this.watch(nodes);
     this.sweep();
     this.changed();
   }
 
   add(...nodes) {
     this.pane.append(...nodes);
+    this.watch(nodes);
     this.changed();
   }
 
@@ -165,7 +168,10 @@ export class Conversation {
   }
 
   remove(...nodes) {
-    for (const node of nodes) node.remove();
+    for (const node of nodes) {
+      node.remove();
+      this.follower.unobserve(node);
+    }
     this.changed();
   }
 
@@ -181,13 +187,10 @@ export class Conversation {
     return box;
   }
 
-  // A growing answer keeps the end in view (unless the person scrolled up) until it is complete.
-  follow(article) {
-    this.follower.observe(article);
-  }
-
-  unfollow(article) {
-    this.follower.unobserve(article);
+  // What the pane shows keeps the end in view as it grows (unless the person scrolled up): an
+  // answer as it streams, and a widget that grows once painted, after its answer is complete.
+  watch(nodes) {
+    for (const node of nodes) if (node instanceof Element) this.follower.observe(node);
   }
 
   scrollToEnd() {

@@ -133,7 +133,11 @@ export class Messages {
     answer.showTraces(message.traces);
     answer.showCitations(message.citations);
     this.feedback.attach(answer.footer, { sessionId, messageId: message.messageId, given });
-    // Once stored: answered again on request, and its versions stepped through.
+    this.regenerable(answer, message);
+  }
+
+  // Once stored: answered again on request, and its versions (`siblingIds`) stepped through.
+  regenerable(answer, message) {
     if (!answer.footer.querySelector(".regenerate")) {
       const regenerate = el("button", {
         type: "button",

@@ -112,7 +112,7 @@ export class Turns {
   }
 
   async follow(turn, start) {
-    const { composer, transport, conversation } = this.parts;
+    const { composer, transport } = this.parts;
     this.current = turn;
     if (turn.answer) composer.busy = true;
     const events = (type, data, eventId) => turn.on(type, data, eventId);
@@ -123,7 +123,6 @@ export class Turns {
       this.following = null;
       composer.busy = false;
     }
-    if (turn.answer) conversation.unfollow(turn.answer.article);
     turn.ended(how);
     return how;
   }
@@ -199,7 +198,6 @@ class Turn {
     if (this.question) conversation.add(this.question);
     if (!this.answer.article.isConnected) conversation.add(this.answer.article);
     if (this.question) conversation.scrollToEnd();
-    conversation.follow(this.answer.article);
   }
 
   on(type, data, eventId) {
@@ -301,6 +299,7 @@ class Turn {
       this.parts.notices.say("The answer was stopped.");
     }
     feedback.attach(this.answer.footer, { sessionId: this.sessionId, messageId: data.messageId });
+    this.parts.messages.regenerable(this.answer, { messageId: data.messageId });
     this.answer.showCitations(data.citations);
     if (features.verifyResponse && !this.grade) this.fetchGrade(data.messageId);
   }

@@ -210,6 +210,7 @@ def test_edit_a_question_regenerate_an_answer_and_step_between_versions(site: Si
     say(page, "Second question about apples")
     questions = page.locator('[data-message-role="user"]')
     answers = page.locator('[data-message-role="assistant"]')
+    expect(answers.last.get_by_role("button", name="Regenerate the answer")).to_be_visible()  # as it ends, no reload needed
 
     # Edit the second question: it is asked again as a second version, the first kept.
     questions.last.get_by_role("button", name="Edit the question").click()

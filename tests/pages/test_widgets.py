@@ -558,3 +558,23 @@ def test_a_tag_that_only_renders_in_a_canvas_is_a_button_in_the_message(wsite: S
     answer.get_by_role("button", name="Open the panel test widget").click()
     expect(page.locator(".canvas-panel test-recorder")).to_contain_text('recorder {"report":7}')
     assert events(page, "canvasOpen")[0][1]["tagId"] == "test.panel"
+
+
+def test_a_widget_that_grows_after_its_answer_keeps_the_end_in_view(wsite: Site, model, person: Person):
+    page = open_chat(person, wsite)
+    ask(page, model, "Your figures:\n\n<test.recorder>grows</test.recorder>")
+    widget = page.locator('[data-message-role="assistant"]').last.locator("test-recorder")
+    expect(widget).to_have_text(re.compile("recorder"))
+    pane = page.locator(".messages")
+    from_end = "pane => pane.scrollHeight - pane.scrollTop - pane.clientHeight"
+
+    # Its answer complete, the widget grows (its data arrived): the conversation follows it.
+    widget.evaluate("node => { node.style.display = 'block'; node.style.height = '1500px'; }")
+    page.wait_for_function(f"() => ({from_end})(document.querySelector('.messages')) < 2")
+    shot(page, "widgets-grown")
+
+    # Scrolled up by the person, it is left where they are when the widget grows again.
+    pane.evaluate("pane => { pane.scrollTop = 0; pane.dispatchEvent(new Event('scroll')); }")
+    widget.evaluate("node => { node.style.height = '2500px'; }")
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")  # observers ran
+    assert pane.evaluate("pane => pane.scrollTop") == 0
