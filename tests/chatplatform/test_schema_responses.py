@@ -7,10 +7,13 @@ endpoint is called over HTTP and its JSON walked against the 200 schema of its p
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
+from chat.approvals.models import ToolApproval
 from chat.insights.models import SessionInsight
 from chat.users.models import ChatUser
 from tests.factories import ChatMessageFactory, ChatSessionFactory, tag_payload, tool_payload
@@ -204,4 +207,26 @@ def test_every_chat_answer_has_the_keys_its_schema_documents(schema, client_for,
         (alice, "get", "/api/chat/shared/{shareId}", f"/api/chat/shared/{share_id}", None),
     ]
     problems = check_answers(schema, calls)
+    assert not problems, "\n".join(problems)
+
+
+# The door views read on the database threads: their records must be committed to be seen.
+@pytest.mark.django_db(transaction=True)
+def test_every_door_answer_has_the_keys_its_schema_documents(schema, client_for):
+    ChatUser.objects.create_user("alice")
+    session = ChatSessionFactory(user_id="alice")
+    answer = ChatMessageFactory(session=session, source="assistant", message="May I look up the weather?")
+    ToolApproval.objects.create(
+        session=session,
+        message_id=answer.pk,
+        call_id="call-1",
+        tool_id="weather@1",
+        function="weather",
+        arguments={"city": "Lyon"},
+        expires_at=timezone.now() + timedelta(hours=1),
+    )
+    alice = client_for("alice")
+    approvals = f"/api/chat/sessions/{session.pk}/approvals"
+    assert [item["function"] for item in alice.get(approvals).json()["approvals"]] == ["weather"]  # an item to walk
+    problems = check_answers(schema, [(alice, "get", "/api/chat/sessions/{sessionId}/approvals", approvals, None)])
     assert not problems, "\n".join(problems)
