@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import random
 import sys
 import tempfile
@@ -37,7 +35,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, scripted_model, throwaway_database  # noqa: E402
+from bench.common import bench_platform, manage  # noqa: E402
 from bench.converse import BODY, Sample, measure, through_sse  # noqa: E402
 from tests.bombs import GIGABYTE, gzip_bomb, rss  # noqa: E402
 from tests.knowledge.pdf import pdf_bomb  # noqa: E402
@@ -141,23 +139,10 @@ def main() -> None:
     parser.add_argument("--parse-seconds", type=float, default=20.0, help="CHAT_KB_PARSE_SECONDS of the server")
     args = parser.parse_args()
 
-    with (
-        scripted_model(["--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"]) as model_url,
-        tempfile.TemporaryDirectory() as tmp,
-        throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url,
-    ):
-        env = {
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-            "OPENAI_BASE_URL": model_url,
-            "OPENAI_API_KEY": "unused",
-            "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-            "CHAT_KB_PARSE_SECONDS": str(args.parse_seconds),
-            "LOG_LEVEL": "WARNING",
-        }
-        manage(env, "migrate", "--noinput")
-        manage(env, "seed_demo")
+    model_args = ["--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"]
+    parse = {"CHAT_KB_PARSE_SECONDS": str(args.parse_seconds)}
+    with tempfile.TemporaryDirectory() as tmp, bench_platform(model_args, **parse) as (env, _, admin):
+        database_url = env["DATABASE_URL"]
         bomb = Path(tmp) / "bomb.js.gz"
         bomb.write_bytes(gzip_bomb(GIGABYTE))
         tokens = [
@@ -178,7 +163,6 @@ def main() -> None:
             "from django.core.files.base import ContentFile; from django.core.files.storage import storages; "
             f"storages['widget_store'].save('bench/bomb.js.gz', ContentFile(open({str(bomb)!r}, 'rb').read()))",
         )
-        admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
         backend = "PostgreSQL" if database_url.startswith("postg") else "SQLite"
         print(
             f"bombs: uvicorn 1 worker, {backend}, {'Redis' if env.get('REDIS_URL') else 'local memory'}; "

@@ -73,14 +73,15 @@ def p50_p95_ms(samples: Sequence[float]) -> tuple[float, float]:
 def bench_platform(model_args: list[str], **extra: str) -> Iterator[tuple[dict[str, str], str, str]]:
     """The scripted model server (tests.peers.openai_server with `model_args`) and a throwaway
     database, migrated and seeded with the demo; yields the environment of platform processes on
-    them (no rate limit in the way, `extra` on top), a chat user's token and an admin's."""
+    them (no rate limit in the way, no trace exporter of the shell's, `extra` on top), a chat
+    user's token and an admin's."""
     with (
         scripted_model(model_args) as model_url,
         tempfile.TemporaryDirectory() as tmp,
         throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url,
     ):
         env = {
-            **os.environ,
+            **{name: value for name, value in os.environ.items() if not name.startswith("OTEL_")},
             "DATABASE_URL": database_url,
             "SECRET_KEY": "bench-secret-key-" + "x" * 40,
             "OPENAI_BASE_URL": model_url,

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import aiohttp
@@ -25,7 +22,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import manage, scripted_model, throwaway_database  # noqa: E402
+from bench.common import bench_platform  # noqa: E402
 from bench.converse import Sample, cpu_seconds, measure, through_sse  # noqa: E402
 from tests.peers.otlp_receiver import OtlpReceiver  # noqa: E402
 from tests.servers import ServerProcess, asgi_server  # noqa: E402
@@ -66,25 +63,8 @@ def main() -> None:
     parser.add_argument("--bursts", type=int, default=2)
     args = parser.parse_args()
     levels = [1, *(int(level) for level in args.concurrency.split(",") if level)]
-    with (
-        scripted_model(["--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"]) as model_url,
-        OtlpReceiver() as receiver,
-        tempfile.TemporaryDirectory() as tmp,
-        throwaway_database(os.environ.get("DATABASE_URL"), tmp) as database_url,
-    ):
-        env = {
-            **{name: value for name, value in os.environ.items() if not name.startswith("OTEL_")},
-            "DATABASE_URL": database_url,
-            "SECRET_KEY": "bench-secret-key-" + "x" * 40,
-            "OPENAI_BASE_URL": model_url,
-            "OPENAI_API_KEY": "unused",
-            "CHAT_RATE_LIMITS": json.dumps({"chat": 10**9, "admin": 10**9}),
-            "LOG_LEVEL": "WARNING",
-        }
-        manage(env, "migrate", "--noinput")
-        manage(env, "seed_demo")
-        token = manage(env, "issue_token", "bench-user").strip()
-        admin = manage(env, "issue_token", "bench-admin", "--admin").strip()
+    model_args = ["--tokens", "50", "--first-token-delay", "0.3", "--token-delay", "0.02"]
+    with OtlpReceiver() as receiver, bench_platform(model_args) as (env, token, admin):
         traced_env = {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
         with asgi_server(traced_env) as traced, asgi_server(env) as untraced:
             agent = {"agentId": "demo-assistant", "foundationModel": "openai:bench", "knowledgeBases": None}
