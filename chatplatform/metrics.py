@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -157,7 +156,7 @@ def _allowed(request: HttpRequest) -> bool | None:
 
 
 def _registry() -> CollectorRegistry:
-    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if not settings.PROMETHEUS_MULTIPROC_DIR:
         return REGISTRY
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry)

@@ -393,6 +393,14 @@ CHAT_SHUTDOWN_GRACE_SECONDS = env_float("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
 CHAT_METRICS_TOKEN = env_str("CHAT_METRICS_TOKEN", "")
 # Off: nothing is counted and /metrics is 404 (bench/metrics.py compares a turn with and without).
 CHAT_METRICS_ENABLED = env_bool("CHAT_METRICS_ENABLED", default=True)
+# With several server processes on a machine: the directory their counters share (docs/deploy.md, "Metrics").
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR", "")
+# Traces (docs/deploy.md, "Traces"): on when the OpenTelemetry SDK's own variables name an exporter;
+# the SDK reads the rest of its OTEL_* variables (headers, sampler, batching) itself.
+OTEL_TRACES_EXPORTED = bool(env_str("OTEL_EXPORTER_OTLP_ENDPOINT", "") or env_str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", ""))
+OTEL_SERVICE_NAME = env_str("OTEL_SERVICE_NAME", "chatplatform")
+# Prompts and answers recorded on the spans: they hold what users wrote.
+OTEL_CAPTURE_CONTENT = env_bool("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", default=False)
 # Tool execution: the sandbox of inline JavaScript tools, the largest result a tool may
 # give the model (bytes of JSON), model round trips per turn, and how much of a call's arguments
 # and result a trace keeps.

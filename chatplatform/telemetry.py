@@ -1,7 +1,7 @@
 """Traces of every turn through OpenTelemetry (docs/deploy.md, "Traces").
 
 Set up only when the SDK's standard variables name an exporter (OTEL_EXPORTER_OTLP_ENDPOINT or
-OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); otherwise `ENABLED` stays false, `span` hands out one shared
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, read by settings.py); otherwise `ENABLED` stays false, `span` hands out one shared
 empty context manager and nothing of the SDK is imported, so a turn pays a flag check per stage.
 
 Spans follow the context (contextvars): a task or a database-thread hop started inside a span
@@ -10,14 +10,12 @@ carries it, so the turn's task, its tool calls and its collaborators nest under 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 ENABLED = False  # an exporter is configured and the tracer provider set up
 CAPTURE_CONTENT = False  # prompts and answers recorded (the GenAI conventions' opt-in variable)
-SERVICE_NAME = "chatplatform"
 
 _tracer: Any = None
 _NO_SPAN: AbstractContextManager[None] = nullcontext()
@@ -26,14 +24,12 @@ Scope = MutableMapping[str, Any]
 AsgiApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
 
 
-def configured() -> bool:
-    return bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
-
-
 def setup() -> None:
     """The tracer provider with a batching OTLP/HTTP exporter, once per process; nothing without an exporter."""
     global ENABLED, CAPTURE_CONTENT, _tracer
-    if ENABLED or not configured():
+    from django.conf import settings
+
+    if ENABLED or not settings.OTEL_TRACES_EXPORTED:
         return
     from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -41,12 +37,12 @@ def setup() -> None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or SERVICE_NAME})
+    resource = Resource.create({"service.name": settings.OTEL_SERVICE_NAME})
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))  # endpoint, headers, timeout: the OTEL_* variables
     trace.set_tracer_provider(provider)
     _tracer = trace.get_tracer("chatplatform")
-    CAPTURE_CONTENT = os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip().lower() == "true"
+    CAPTURE_CONTENT = settings.OTEL_CAPTURE_CONTENT
     ENABLED = True
 
 

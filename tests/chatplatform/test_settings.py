@@ -54,6 +54,7 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         ("CHAT_WIDGET_STORE", "ftp"),
         ("CHAT_RETENTION_DAYS", "0"),
         ("CHAT_RETENTION_DAYS", "a week"),
+        ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "maybe"),
     ],
 )
 def test_malformed_variable_stops_start_up_naming_it_in_one_line(variable, value):
