@@ -86,13 +86,22 @@ class Shape:
         return [ShapeError(*_render(_leaf(error), self._validator.schema)) for error in self._validator.iter_errors(document)]
 
 
-def _json_schema(schema: Any) -> Any:
-    """OpenAPI 3.0's `nullable` as JSON Schema's `null` type (a copy; the OpenAPI schema stays)."""
+def _json_schema(schema: Any, memo: dict[int, Any] | None = None) -> Any:
+    """OpenAPI 3.0's `nullable` as JSON Schema's `null` type (a copy; the OpenAPI schema stays).
+    A node shared by several parents (a recursive shape unrolled to a depth) is copied once."""
+    memo = {} if memo is None else memo
+    if id(schema) in memo:
+        return memo[id(schema)]
     if isinstance(schema, list):
-        return [_json_schema(item) for item in schema]
+        return [_json_schema(item, memo) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    node = {key: (value if key.startswith("x-") else _json_schema(value)) for key, value in schema.items()}
+    node = {key: (value if key.startswith("x-") else _json_schema(value, memo)) for key, value in schema.items()}
+    memo[id(schema)] = node = _nullable(node)
+    return node
+
+
+def _nullable(node: dict[str, Any]) -> dict[str, Any]:
     if node.pop("nullable", False):
         if "type" in node:
             types = node["type"] if isinstance(node["type"], list) else [node["type"]]
@@ -194,7 +203,11 @@ def _default_rule(error: ValidationError) -> str:
         return f"must be {_type_phrase(schema)}" + "".join(f" of {bound}" for bound in bounds if bound)
     if kind == "required":
         key = _named_key(error)
-        phrase = _type_phrase(schema.get("properties", {}).get(key))
+        prop = schema.get("properties", {}).get(key)
+        own = prop.get("x-messages", {}).get("required") if isinstance(prop, dict) else None
+        if own is not None:  # a property may word its own absence
+            return str(own)
+        phrase = _type_phrase(prop)
         return f"is required and must be {phrase}" if phrase else "is required"
     if kind == "enum":
         return "must be one of " + ", ".join(_value(item) for item in expected if item is not None)
