@@ -9,6 +9,7 @@ from typing import Any
 from chat.feedback.models import ChatSessionFeedback
 from chat.feedback.serializers import FeedbackSerializer
 from chat.files.models import ChatFile
+from chat.files.serializers import ChatMessageFileSerializer
 from chat.sessions.models import ChatMessage, ChatSession
 from chat.sessions.serializers import ChatMessageSerializer, ChatSessionSerializer
 from chat.users.models import ChatUser
@@ -50,7 +51,7 @@ def user_export(*, user: ChatUser) -> dict[str, Any]:
         ],
         "feedback": FeedbackSerializer(feedback, many=True).data,
         "files": [
-            {**file.as_message_file(), "chatAppId": file.chat_app_id, "createDate": _iso(file.create_date)}
+            {**ChatMessageFileSerializer(file).data, "chatAppId": file.chat_app_id, "createDate": _iso(file.create_date)}
             for file in ChatFile.objects.filter(user=user).order_by("-create_date")
         ],
     }
