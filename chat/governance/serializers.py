@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.serializers import StrictCharField
+from chat.feedback.serializers import FeedbackSerializer
+from chat.files.serializers import ChatMessageFileSerializer
+from chat.governance.selectors import UserExport
+from chat.sessions.models import ChatSession
+from chat.sessions.serializers import ChatMessageSerializer, ChatSessionSerializer
+from chat.users.serializers import ChatUserSerializer
+from chatplatform.api.shapes import OutputSerializer
 
 
 class UsageQuerySerializer(serializers.Serializer):
@@ -31,12 +41,42 @@ class UsageSerializer(serializers.Serializer):
     monthly = UsagePeriodSerializer()
 
 
-class UserExportSerializer(serializers.Serializer):
-    """The export document: each part as the Chat API lists it."""
+class ExportedWidgetDataSerializer(OutputSerializer):
+    scope = serializers.CharField()
+    tag = serializers.CharField()
+    data = serializers.JSONField()  # type: ignore[assignment]  # the wire name shadows Serializer.data
+    lastUpdate = serializers.DateTimeField(source="last_update")
 
-    user = serializers.JSONField()
-    prefs = serializers.JSONField()
-    widgetData = serializers.ListField(child=serializers.JSONField())
-    sessions = serializers.ListField(child=serializers.JSONField(), help_text="each session with its `messages`, oldest first")
-    feedback = serializers.ListField(child=serializers.JSONField())
-    files = serializers.ListField(child=serializers.JSONField(), help_text="records; the bytes at each `url`")
+
+class ExportedFileSerializer(ChatMessageFileSerializer):
+    """A file's record: the bytes at its `url`."""
+
+    chatAppId = serializers.CharField(source="chat_app_id")
+    createDate = serializers.DateTimeField(source="create_date")
+
+
+class ExportedSessionSerializer(ChatSessionSerializer):
+    """A session with all its messages, oldest first (context: `messages` by session, `siblings`)."""
+
+    messages = serializers.SerializerMethodField()
+
+    @extend_schema_field(ChatMessageSerializer(many=True))
+    def get_messages(self, session: ChatSession) -> list[dict[str, Any]]:
+        found = self.context["messages"].get(session.pk, [])
+        return list(ChatMessageSerializer(found, many=True, context={"siblings": self.context["siblings"]}).data)
+
+
+class UserExportSerializer(OutputSerializer):
+    """The export document (chat.governance.selectors.UserExport): each part as the Chat API lists it."""
+
+    user = ChatUserSerializer()
+    prefs = serializers.JSONField(source="user.prefs")
+    widgetData = ExportedWidgetDataSerializer(source="widget_data", many=True)
+    sessions = serializers.SerializerMethodField()
+    feedback = FeedbackSerializer(many=True)
+    files = ExportedFileSerializer(many=True)
+
+    @extend_schema_field(ExportedSessionSerializer(many=True))
+    def get_sessions(self, export: UserExport) -> list[dict[str, Any]]:
+        context = {"messages": export.messages, "siblings": export.siblings}
+        return list(ExportedSessionSerializer(export.sessions, many=True, context=context).data)

@@ -46,7 +46,7 @@ class MyDataViewSet(ApiViewSet):
         query = checked(UserIdQuerySerializer, request.query_params)
         user_id = acting_user_id(request, query.get("userId"))
         user = request.user if user_id == request.user.pk else user_get_or_create(user_id=user_id)
-        return ok(export=user_export(user=user))
+        return ok(export=UserExportSerializer(user_export(user=user)).data)
 
     @extend_schema(
         operation_id="chat_user_usage", parameters=[UsageQuerySerializer], responses=envelope("UsageResponse", usage=UsageSerializer())
@@ -76,4 +76,4 @@ class UserDataAdminViewSet(AdminApiViewSet):
         user = ChatUser.objects.filter(pk=userId).first()
         if user is None:
             raise NotFound(f"user {userId} not found")
-        return ok(export=user_export(user=user))
+        return ok(export=UserExportSerializer(user_export(user=user)).data)
