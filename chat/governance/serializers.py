@@ -10,7 +10,9 @@ from rest_framework import serializers
 from agents.serializers import StrictCharField
 from chat.feedback.serializers import FeedbackSerializer
 from chat.files.serializers import ChatMessageFileSerializer
+from chat.governance.models import SITE
 from chat.governance.selectors import UserExport
+from chat.governance.usage import Limit
 from chat.sessions.models import ChatSession
 from chat.sessions.serializers import ChatMessageSerializer, ChatSessionSerializer
 from chat.users.serializers import ChatUserSerializer
@@ -22,21 +24,31 @@ class UsageQuerySerializer(serializers.Serializer):
     chatAppId = StrictCharField(required=False, allow_blank=True, help_text="the chat app's usage and limits; without it, all chat apps'")
 
 
-class UsageLimitSerializer(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=["site", "chatApp"])
-    chatAppId = serializers.CharField(required=False)
+class UsageLimitSerializer(OutputSerializer):
+    """A limit in force (chat.governance.usage.Limit)."""
+
+    OMIT_WHEN_NULL = ("chatAppId", "tokens", "costUsd")
+
+    scope = serializers.SerializerMethodField()
+    chatAppId = serializers.CharField(source="chat_app_id", required=False)
     tokens = serializers.IntegerField(required=False)
-    costUsd = serializers.FloatField(required=False)
+    costUsd = serializers.FloatField(source="cost_usd", required=False)
+
+    @extend_schema_field(serializers.ChoiceField(choices=["site", "chatApp"]))
+    def get_scope(self, limit: Limit) -> str:
+        return "site" if limit.scope == SITE else "chatApp"
 
 
-class UsagePeriodSerializer(serializers.Serializer):
+class UsagePeriodSerializer(OutputSerializer):
     tokens = serializers.IntegerField()
-    costUsd = serializers.FloatField()
+    costUsd = serializers.FloatField(source="cost_usd")
     limits = UsageLimitSerializer(many=True)
-    resetsAt = serializers.DateTimeField()
+    resetsAt = serializers.DateTimeField(source="resets_at")
 
 
-class UsageSerializer(serializers.Serializer):
+class UsageSerializer(OutputSerializer):
+    """The user's usage (chat.governance.usage.UsageSummary)."""
+
     daily = UsagePeriodSerializer()
     monthly = UsagePeriodSerializer()
 

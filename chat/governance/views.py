@@ -57,7 +57,7 @@ class MyDataViewSet(ApiViewSet):
         chat_app_id = query.get("chatAppId") or None
         features = chat_app_get(chat_app_id=chat_app_id).features or {} if chat_app_id else {}
         limits = limits_for(app_features=features, chat_app_id=chat_app_id or "")
-        return ok(usage=usage_summary(user_id=user_id, chat_app_id=chat_app_id, limits=limits))
+        return ok(usage=UsageSerializer(usage_summary(user_id=user_id, chat_app_id=chat_app_id, limits=limits)).data)
 
 
 class UserDataAdminViewSet(AdminApiViewSet):
