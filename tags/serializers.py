@@ -22,6 +22,7 @@ from tags.models import TagDefinition, TagStatus, UsageMode
 from tags.validation import (
     BUILT_IN_TYPES,
     CONTEXT_OPTIONS_SCHEMAS,
+    INSTRUCTION_ITEMS_SCHEMA,
     NAME_PATTERN,
     NAME_RULE,
     RENDERING_CONTEXTS,
@@ -88,13 +89,7 @@ class RenderingContextsField(serializers.Field):
         return value
 
 
-@extend_schema_field(
-    {
-        "type": "array",
-        "description": "Structured instructions: `{type: 'line', text}` or `{type: 'block', title, lines: [{type: 'line', text}]}`.",
-        "items": {"type": "object"},
-    }
-)
+@extend_schema_field(INSTRUCTION_ITEMS_SCHEMA)
 class InstructionItemsField(serializers.Field):
     def to_internal_value(self, data: Any) -> list[dict[str, Any]]:
         return clean_instruction_items(data)

@@ -285,37 +285,82 @@ def _check_options(context: str, options: dict[str, Any]) -> None:
             raise error_at((context, "sizing", "minHeight"), "must not be greater than maxHeight")
 
 
+_LINE_RULE = "must be an object {type: 'line', text}"
+_ITEM_RULE = "must be an object {type: 'line', text} or {type: 'block', title, lines}"
+
+
+def _non_empty(rule: str) -> dict[str, Any]:
+    return {"type": "string", "pattern": r"\S", "x-messages": dict.fromkeys(("type", "pattern", "required"), rule)}
+
+
+def _when_type(kind: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """Item keys required when the item's `type` is `kind`."""
+    return {
+        "if": {"properties": {"type": {"const": kind}}, "required": ["type"]},
+        "then": {"properties": properties, "required": list(properties)},
+    }
+
+
+_LINE_TEXT = _non_empty("is required for a line: a non-empty string")
+# TagInstructionForLlm items (docs/api.md, "Tag definitions"): what the field documents and checks.
+INSTRUCTION_ITEMS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "description": "Structured instructions: `{type: 'line', text}` or `{type: 'block', title, lines: [{type: 'line', text}]}`.",
+    "items": {
+        "type": "object",
+        "properties": {
+            "type": {
+                "type": "string",
+                "enum": ["line", "block"],
+                "x-messages": dict.fromkeys(("type", "enum", "required"), "must be 'line' or 'block'"),
+            },
+        },
+        "required": ["type"],
+        "allOf": [
+            _when_type("line", {"text": _LINE_TEXT}),
+            _when_type(
+                "block",
+                {
+                    "title": _non_empty("is required for a block: a non-empty string"),
+                    "lines": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "allOf": [  # before `required`: a line of another type says so, not that it lacks a text
+                                {
+                                    "if": {"properties": {"type": {"const": "line"}}, "required": ["type"]},
+                                    "else": {"not": {}, "x-messages": {"not": _LINE_RULE}},
+                                }
+                            ],
+                            "properties": {"text": _LINE_TEXT},
+                            "required": ["text"],
+                            "x-messages": {"type": _LINE_RULE},
+                        },
+                        "x-messages": dict.fromkeys(("type", "required"), "is required for a block: a list of {type: 'line', text}"),
+                    },
+                },
+            ),
+        ],
+        "x-messages": {"type": _ITEM_RULE},
+    },
+    "x-messages": {"type": "must be a list of instruction items ({type: 'line', text} or {type: 'block', title, lines})"},
+}
+_INSTRUCTION_ITEMS = Shape(INSTRUCTION_ITEMS_SCHEMA)
+
+
 def clean_instruction_items(value: Any) -> list[dict[str, Any]]:
-    """TagInstructionForLlm items: `{type: 'line', text}` or `{type: 'block', title, lines}`."""
-    if not isinstance(value, list):
-        raise error_at((), "must be a list of instruction items ({type: 'line', text} or {type: 'block', title, lines})")
-    items: list[dict[str, Any]] = []
-    for index, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise error_at((index,), "must be an object {type: 'line', text} or {type: 'block', title, lines}")
-        kind = item.get("type")
-        if kind == "line":
-            items.append(_clean_line(item, (index,)))
-        elif kind == "block":
-            title = item.get("title")
-            if not isinstance(title, str) or not title.strip():
-                raise error_at((index, "title"), "is required for a block: a non-empty string")
-            lines = item.get("lines")
-            if not isinstance(lines, list):
-                raise error_at((index, "lines"), "is required for a block: a list of {type: 'line', text}")
-            cleaned_lines = []
-            for line_index, line in enumerate(lines):
-                if not isinstance(line, dict) or line.get("type") != "line":
-                    raise error_at((index, "lines", line_index), "must be an object {type: 'line', text}")
-                cleaned_lines.append(_clean_line(line, (index, "lines", line_index)))
-            items.append({"type": "block", "title": title.strip(), "lines": cleaned_lines})
-        else:
-            raise error_at((index, "type"), "must be 'line' or 'block'")
-    return items
-
-
-def _clean_line(item: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
-    text = item.get("text")
-    if not isinstance(text, str) or not text.strip():
-        raise error_at((*path, "text"), "is required for a line: a non-empty string")
-    return {"type": "line", "text": text.strip()}
+    """TagInstructionForLlm items, checked against INSTRUCTION_ITEMS_SCHEMA; texts and titles trimmed."""
+    try:
+        _INSTRUCTION_ITEMS.check(value)
+    except ShapeError as fault:
+        raise error_at(fault.parts, fault.message) from None
+    return [
+        {"type": "line", "text": item["text"].strip()}
+        if item["type"] == "line"
+        else {
+            "type": "block",
+            "title": item["title"].strip(),
+            "lines": [{"type": "line", "text": line["text"].strip()} for line in item["lines"]],
+        }
+        for item in value
+    ]
