@@ -7,7 +7,8 @@ The schema given is the one the OpenAPI document shows (drf-spectacular writes O
 node may say its own rule for a keyword with `x-messages` (an OpenAPI extension, ignored by
 validators): `{"type": "array", "x-messages": {"type": "must be a list of {tag, scope}"}}`. Under
 `items`, `properties` or `additionalProperties`, the node's message also covers any fault inside,
-reported at the node's own path ("must be a list of non-empty strings").
+reported at the node's own path ("must be a list of non-empty strings"). A message may quote the
+faulty value with `{value}` (its Python repr: "invalid widget type {value}" → `'fancy'`).
 
 Plain Python with no Django imports: the leaf apps and chatplatform use it alike.
 """
@@ -157,7 +158,7 @@ def _render(error: ValidationError, root: dict[str, Any]) -> tuple[tuple[str | i
         if isinstance(node, dict) and isinstance(step, str):
             own = node.get("x-messages", {}).get(step)
             if own is not None and (last or step in _INSTANCE_STEPS):
-                return (*path[:depth], *_extra(error, last)), own
+                return (*path[:depth], *_extra(error, last)), own.replace("{value}", repr(error.instance))
             if step in ("items", "additionalProperties") or (index > 0 and steps[index - 1] in ("properties", "patternProperties")):
                 depth += 1
         node = node[step] if isinstance(node, list) or step in node else None
