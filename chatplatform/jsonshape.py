@@ -7,7 +7,8 @@ The schema given is the one the OpenAPI document shows (drf-spectacular writes O
 node may say its own rule for a keyword with `x-messages` (an OpenAPI extension, ignored by
 validators): `{"type": "array", "x-messages": {"type": "must be a list of {tag, scope}"}}`. Under
 `items`, `properties` or `additionalProperties`, the node's message also covers any fault inside,
-reported at the node's own path ("must be a list of non-empty strings").
+reported at the node's own path ("must be a list of non-empty strings"). A message may quote the
+faulty value with `{value}` (its Python repr: "invalid widget type {value}" → `'fancy'`).
 
 Plain Python with no Django imports: the leaf apps and chatplatform use it alike.
 """
@@ -86,13 +87,22 @@ class Shape:
         return [ShapeError(*_render(_leaf(error), self._validator.schema)) for error in self._validator.iter_errors(document)]
 
 
-def _json_schema(schema: Any) -> Any:
-    """OpenAPI 3.0's `nullable` as JSON Schema's `null` type (a copy; the OpenAPI schema stays)."""
+def _json_schema(schema: Any, memo: dict[int, Any] | None = None) -> Any:
+    """OpenAPI 3.0's `nullable` as JSON Schema's `null` type (a copy; the OpenAPI schema stays).
+    A node shared by several parents (a recursive shape unrolled to a depth) is copied once."""
+    memo = {} if memo is None else memo
+    if id(schema) in memo:
+        return memo[id(schema)]
     if isinstance(schema, list):
-        return [_json_schema(item) for item in schema]
+        return [_json_schema(item, memo) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    node = {key: (value if key.startswith("x-") else _json_schema(value)) for key, value in schema.items()}
+    node = {key: (value if key.startswith("x-") else _json_schema(value, memo)) for key, value in schema.items()}
+    memo[id(schema)] = node = _nullable(node)
+    return node
+
+
+def _nullable(node: dict[str, Any]) -> dict[str, Any]:
     if node.pop("nullable", False):
         if "type" in node:
             types = node["type"] if isinstance(node["type"], list) else [node["type"]]
@@ -148,7 +158,7 @@ def _render(error: ValidationError, root: dict[str, Any]) -> tuple[tuple[str | i
         if isinstance(node, dict) and isinstance(step, str):
             own = node.get("x-messages", {}).get(step)
             if own is not None and (last or step in _INSTANCE_STEPS):
-                return (*path[:depth], *_extra(error, last)), own
+                return (*path[:depth], *_extra(error, last)), own.replace("{value}", repr(error.instance))
             if step in ("items", "additionalProperties") or (index > 0 and steps[index - 1] in ("properties", "patternProperties")):
                 depth += 1
         node = node[step] if isinstance(node, list) or step in node else None
@@ -194,7 +204,11 @@ def _default_rule(error: ValidationError) -> str:
         return f"must be {_type_phrase(schema)}" + "".join(f" of {bound}" for bound in bounds if bound)
     if kind == "required":
         key = _named_key(error)
-        phrase = _type_phrase(schema.get("properties", {}).get(key))
+        prop = schema.get("properties", {}).get(key)
+        own = prop.get("x-messages", {}).get("required") if isinstance(prop, dict) else None
+        if own is not None:  # a property may word its own absence
+            return str(own)
+        phrase = _type_phrase(prop)
         return f"is required and must be {phrase}" if phrase else "is required"
     if kind == "enum":
         return "must be one of " + ", ".join(_value(item) for item in expected if item is not None)

@@ -20,11 +20,12 @@ from chatplatform.api.fields import StrictBooleanField
 from chatplatform.api.shapes import OutputSerializer
 from tags.models import TagDefinition, TagStatus, UsageMode
 from tags.validation import (
-    BUILT_IN_TYPES,
     CONTEXT_OPTIONS_SCHEMAS,
+    INSTRUCTION_ITEMS_SCHEMA,
     NAME_PATTERN,
     NAME_RULE,
     RENDERING_CONTEXTS,
+    WIDGET_SCHEMA,
     clean_instruction_items,
     clean_rendering_contexts,
     clean_widget,
@@ -40,20 +41,7 @@ class NameField(serializers.RegexField):
         super().__init__(NAME_PATTERN, max_length=100, error_messages={"invalid": NAME_RULE}, **kwargs)
 
 
-@extend_schema_field(
-    {
-        "type": "object",
-        "description": "Widget: `type` built-in | custom-compiled-in | web-component | pass-through, plus "
-        "`builtInType` (built-in) or `webComponent` (web-component).",
-        "properties": {
-            "type": {"type": "string", "enum": ["built-in", "custom-compiled-in", "web-component", "pass-through"]},
-            "builtInType": {"type": "string", "enum": list(BUILT_IN_TYPES)},
-            "webComponent": {"type": "object", "description": "store, storeBucket and storeKey, or url; and the element's tag name."},
-        },
-        "required": ["type"],
-        "additionalProperties": True,  # other keys are kept as sent (docs/widgets.md)
-    }
-)
+@extend_schema_field(WIDGET_SCHEMA)
 class WidgetField(serializers.Field):
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         return clean_widget(data)
@@ -88,13 +76,7 @@ class RenderingContextsField(serializers.Field):
         return value
 
 
-@extend_schema_field(
-    {
-        "type": "array",
-        "description": "Structured instructions: `{type: 'line', text}` or `{type: 'block', title, lines: [{type: 'line', text}]}`.",
-        "items": {"type": "object"},
-    }
-)
+@extend_schema_field(INSTRUCTION_ITEMS_SCHEMA)
 class InstructionItemsField(serializers.Field):
     def to_internal_value(self, data: Any) -> list[dict[str, Any]]:
         return clean_instruction_items(data)

@@ -123,40 +123,90 @@ def _url_problem(url: Any) -> str | None:
     return None
 
 
-def custom_element_name_problem(name: Any) -> str | None:
-    if not isinstance(name, str) or not _CUSTOM_ELEMENT.fullmatch(name) or name in _RESERVED_ELEMENT_NAMES:
-        return "must be a valid custom element name: lowercase, starting with a letter and containing a hyphen (e.g. my-widget)"
-    return None
+_LOCATION_RULE = "is required for a web-component widget: an object with one location (store, storeBucket and storeKey, or url)"
+_ELEMENT_RULE = "must be a valid custom element name: lowercase, starting with a letter and containing a hyphen (e.g. my-widget)"
+# The widget (docs/widgets.md, "Widget kinds"): what the field documents and checks. The location
+# rules (exactly one; bucket and key names; the URL) are _check_location's; other keys are kept.
+WIDGET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Widget: `type` built-in | custom-compiled-in | web-component | pass-through, plus "
+    "`builtInType` (built-in) or `webComponent` (web-component).",
+    "properties": {
+        "type": {
+            "type": "string",
+            "enum": list(WIDGET_TYPES),
+            "x-messages": {
+                "type": f"invalid widget type {{value}}: the allowed types are {_listing(WIDGET_TYPES)}",
+                "enum": f"invalid widget type {{value}}: the allowed types are {_listing(WIDGET_TYPES)}",
+                "required": f"is required: one of {_listing(WIDGET_TYPES)}",
+            },
+        },
+    },
+    "required": ["type"],
+    "allOf": [
+        {
+            "if": {"properties": {"type": {"const": WidgetType.BUILT_IN}}, "required": ["type"]},
+            "then": {
+                "properties": {
+                    "builtInType": {
+                        "enum": list(BUILT_IN_TYPES),
+                        "x-messages": {
+                            "enum": f"{{value}} is not a built-in widget type: must be one of {_listing(BUILT_IN_TYPES)}",
+                            "required": f"is required for a built-in widget: one of {_listing(BUILT_IN_TYPES)}",
+                        },
+                    }
+                },
+                "required": ["builtInType"],
+            },
+        },
+        {
+            "if": {"properties": {"type": {"const": WidgetType.WEB_COMPONENT}}, "required": ["type"]},
+            "then": {
+                "properties": {
+                    "webComponent": {
+                        "type": "object",
+                        "description": "store {storeBucket, storeKey}, storeBucket and storeKey, or url; and the element's tag name.",
+                        "properties": {
+                            "store": {"type": "object", "x-messages": {"type": "must be an object {storeBucket, storeKey}"}},
+                            "encoding": {"enum": list(ENCODINGS)},
+                            "customElementName": {
+                                "type": "string",
+                                "pattern": _CUSTOM_ELEMENT.pattern.removesuffix("$") + r"\Z",  # \Z: $ would pass a final newline
+                                "not": {"enum": sorted(_RESERVED_ELEMENT_NAMES)},
+                                "x-messages": dict.fromkeys(("type", "pattern", "not"), _ELEMENT_RULE),
+                            },
+                        },
+                        "x-messages": dict.fromkeys(("type", "required"), _LOCATION_RULE),
+                    }
+                },
+                "required": ["webComponent"],
+            },
+        },
+    ],
+    "additionalProperties": True,  # other keys are kept as sent (docs/widgets.md)
+    "x-messages": {"type": "must be an object with a type"},
+}
+_WIDGET = Shape(WIDGET_SCHEMA)
 
 
 def clean_widget(value: Any) -> dict[str, Any]:
     """The widget type and its variants (docs/widgets.md, "Widget kinds")."""
-    if not isinstance(value, dict):
-        raise error_at((), "must be an object with a type")
-    widget_type = value.get("type")
-    if widget_type is None:
-        raise error_at(("type",), f"is required: one of {_listing(WIDGET_TYPES)}")
-    if widget_type not in WIDGET_TYPES:
-        raise error_at(("type",), f"invalid widget type {widget_type!r}: the allowed types are {_listing(WIDGET_TYPES)}")
-    widget = dict(value)
-    if widget_type == WidgetType.BUILT_IN:
-        built_in = value.get("builtInType")
-        if built_in is None:
-            raise error_at(("builtInType",), f"is required for a built-in widget: one of {_listing(BUILT_IN_TYPES)}")
-        if built_in not in BUILT_IN_TYPES:
-            raise error_at(("builtInType",), f"{built_in!r} is not a built-in widget type: must be one of {_listing(BUILT_IN_TYPES)}")
-    elif widget_type == WidgetType.WEB_COMPONENT:
-        widget["webComponent"] = _clean_web_component(value.get("webComponent"))
+    widget = dict(value) if isinstance(value, dict) else value
+    if isinstance(widget, dict) and isinstance(widget.get("webComponent"), dict):
+        # A null is the same as an absent key: clients often send every field.
+        widget["webComponent"] = {key: item for key, item in widget["webComponent"].items() if item is not None}
+    try:
+        _WIDGET.check(widget)
+    except ShapeError as fault:
+        raise error_at(fault.parts, fault.message) from None
+    if widget["type"] == WidgetType.WEB_COMPONENT:
+        _check_location(widget["webComponent"])
     return widget
 
 
-def _clean_web_component(value: Any) -> dict[str, Any]:
+def _check_location(component: dict[str, Any]) -> None:
+    """Exactly one location, and its names valid (docs/widgets.md, "Widget kinds")."""
     path: tuple[str, ...] = ("webComponent",)
-    if not isinstance(value, dict):
-        rule = "is required for a web-component widget: an object with one location (store, storeBucket and storeKey, or url)"
-        raise error_at(path, rule)
-    # A null is the same as an absent key: clients often send every field.
-    component = {key: item for key, item in value.items() if item is not None}
     locations = [
         name
         for name, present in (
@@ -169,27 +219,14 @@ def _clean_web_component(value: Any) -> dict[str, Any]:
     if len(locations) != 1:
         given = f" (given: {', '.join(locations)})" if locations else ""
         raise error_at(path, f"must give exactly one location: store {{storeBucket, storeKey}}, storeBucket and storeKey, or url{given}")
-
     if "store" in component:
-        store = component["store"]
-        if not isinstance(store, dict):
-            raise error_at((*path, "store"), "must be an object {storeBucket, storeKey}")
-        _check_store(store, (*path, "store"))
+        _check_store(component["store"], (*path, "store"))
     elif "url" in component:
         problem = _url_problem(component["url"])
         if problem:
             raise error_at((*path, "url"), problem)
     else:
         _check_store(component, path)
-
-    encoding = component.get("encoding")
-    if encoding is not None and encoding not in ENCODINGS:
-        raise error_at((*path, "encoding"), f"must be one of {_listing(ENCODINGS)}")
-    if "customElementName" in component:
-        problem = custom_element_name_problem(component["customElementName"])
-        if problem:
-            raise error_at((*path, "customElementName"), problem)
-    return component
 
 
 def _check_store(store: dict[str, Any], path: tuple[str, ...]) -> None:
@@ -285,37 +322,82 @@ def _check_options(context: str, options: dict[str, Any]) -> None:
             raise error_at((context, "sizing", "minHeight"), "must not be greater than maxHeight")
 
 
+_LINE_RULE = "must be an object {type: 'line', text}"
+_ITEM_RULE = "must be an object {type: 'line', text} or {type: 'block', title, lines}"
+
+
+def _non_empty(rule: str) -> dict[str, Any]:
+    return {"type": "string", "pattern": r"\S", "x-messages": dict.fromkeys(("type", "pattern", "required"), rule)}
+
+
+def _when_type(kind: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """Item keys required when the item's `type` is `kind`."""
+    return {
+        "if": {"properties": {"type": {"const": kind}}, "required": ["type"]},
+        "then": {"properties": properties, "required": list(properties)},
+    }
+
+
+_LINE_TEXT = _non_empty("is required for a line: a non-empty string")
+# TagInstructionForLlm items (docs/api.md, "Tag definitions"): what the field documents and checks.
+INSTRUCTION_ITEMS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "description": "Structured instructions: `{type: 'line', text}` or `{type: 'block', title, lines: [{type: 'line', text}]}`.",
+    "items": {
+        "type": "object",
+        "properties": {
+            "type": {
+                "type": "string",
+                "enum": ["line", "block"],
+                "x-messages": dict.fromkeys(("type", "enum", "required"), "must be 'line' or 'block'"),
+            },
+        },
+        "required": ["type"],
+        "allOf": [
+            _when_type("line", {"text": _LINE_TEXT}),
+            _when_type(
+                "block",
+                {
+                    "title": _non_empty("is required for a block: a non-empty string"),
+                    "lines": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "allOf": [  # before `required`: a line of another type says so, not that it lacks a text
+                                {
+                                    "if": {"properties": {"type": {"const": "line"}}, "required": ["type"]},
+                                    "else": {"not": {}, "x-messages": {"not": _LINE_RULE}},
+                                }
+                            ],
+                            "properties": {"text": _LINE_TEXT},
+                            "required": ["text"],
+                            "x-messages": {"type": _LINE_RULE},
+                        },
+                        "x-messages": dict.fromkeys(("type", "required"), "is required for a block: a list of {type: 'line', text}"),
+                    },
+                },
+            ),
+        ],
+        "x-messages": {"type": _ITEM_RULE},
+    },
+    "x-messages": {"type": "must be a list of instruction items ({type: 'line', text} or {type: 'block', title, lines})"},
+}
+_INSTRUCTION_ITEMS = Shape(INSTRUCTION_ITEMS_SCHEMA)
+
+
 def clean_instruction_items(value: Any) -> list[dict[str, Any]]:
-    """TagInstructionForLlm items: `{type: 'line', text}` or `{type: 'block', title, lines}`."""
-    if not isinstance(value, list):
-        raise error_at((), "must be a list of instruction items ({type: 'line', text} or {type: 'block', title, lines})")
-    items: list[dict[str, Any]] = []
-    for index, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise error_at((index,), "must be an object {type: 'line', text} or {type: 'block', title, lines}")
-        kind = item.get("type")
-        if kind == "line":
-            items.append(_clean_line(item, (index,)))
-        elif kind == "block":
-            title = item.get("title")
-            if not isinstance(title, str) or not title.strip():
-                raise error_at((index, "title"), "is required for a block: a non-empty string")
-            lines = item.get("lines")
-            if not isinstance(lines, list):
-                raise error_at((index, "lines"), "is required for a block: a list of {type: 'line', text}")
-            cleaned_lines = []
-            for line_index, line in enumerate(lines):
-                if not isinstance(line, dict) or line.get("type") != "line":
-                    raise error_at((index, "lines", line_index), "must be an object {type: 'line', text}")
-                cleaned_lines.append(_clean_line(line, (index, "lines", line_index)))
-            items.append({"type": "block", "title": title.strip(), "lines": cleaned_lines})
-        else:
-            raise error_at((index, "type"), "must be 'line' or 'block'")
-    return items
-
-
-def _clean_line(item: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
-    text = item.get("text")
-    if not isinstance(text, str) or not text.strip():
-        raise error_at((*path, "text"), "is required for a line: a non-empty string")
-    return {"type": "line", "text": text.strip()}
+    """TagInstructionForLlm items, checked against INSTRUCTION_ITEMS_SCHEMA; texts and titles trimmed."""
+    try:
+        _INSTRUCTION_ITEMS.check(value)
+    except ShapeError as fault:
+        raise error_at(fault.parts, fault.message) from None
+    return [
+        {"type": "line", "text": item["text"].strip()}
+        if item["type"] == "line"
+        else {
+            "type": "block",
+            "title": item["title"].strip(),
+            "lines": [{"type": "line", "text": line["text"].strip()} for line in item["lines"]],
+        }
+        for item in value
+    ]

@@ -18,8 +18,9 @@ from django.http import HttpRequest
 from chatplatform.admin_forms import AdminForm, CodeEditor, JSONEditor, JSONField, ServiceAdmin
 from tools import services
 from tools.models import ExecutionType, ToolDefinition
+from tools.schema import SUPPORTED_AGENT_FRAMEWORKS, VARIANT_FIELDS
 from tools.serializers import definition_from_model_values, field_sources
-from tools.validation import REDACTED, SUPPORTED_AGENT_FRAMEWORKS, VARIANT_FIELDS, ToolInvalid
+from tools.validation import REDACTED, ToolInvalid
 
 _JSON_FIELDS = ("supported_agent_frameworks", "function_schema", "tags", "access_rules", "approval")
 _AUTH_FORM_FIELDS = {"clientId": "auth_client_id", "clientSecret": "auth_client_secret", "tokenUrl": "auth_token_url"}

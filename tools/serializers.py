@@ -17,7 +17,8 @@ from rest_framework import serializers
 
 from chatplatform.api.shapes import OutputSerializer
 from tools.models import ExecutionType, LifecycleStatus, TestType, ToolDefinition
-from tools.validation import ACCESS_EFFECTS, PARAMETER_TYPES, REDACTED, VARIANT_FIELDS
+from tools.schema import ACCESS_EFFECTS, PARAMETER_TYPES, VARIANT_FIELDS
+from tools.validation import REDACTED
 
 # --- documentation of the nested shapes (drf-spectacular components) ---------------------------
 

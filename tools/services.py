@@ -10,8 +10,9 @@ from django.db import IntegrityError, transaction
 from chatplatform import audit
 from chatplatform.api.errors import ApiError
 from tools.models import ExecutionType, ToolDefinition
+from tools.schema import VARIANT_FIELDS
 from tools.serializers import model_values, stored_definition
-from tools.validation import REDACTED, VARIANT_FIELDS, Issue, ToolInvalid, clean_tool
+from tools.validation import REDACTED, Issue, ToolInvalid, clean_tool
 
 # An upsert validates outside the transaction (an AWS Lambda lookup must not hold the database's
 # write lock) and writes only if the row is still what it merged onto; else it merges again.

@@ -19,58 +19,25 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from chatplatform.access import InvalidCondition, compile_condition
 from chatplatform.api.errors import InvalidRequest
-from chatplatform.api.fields import ACCESS_RULES_SHAPE
-from chatplatform.jsonshape import is_number, join_path
+from chatplatform.jsonshape import Shape, is_number
 from tools.function_refs import FunctionRefError, check_function_arn
 from tools.inline_code import InvalidCode, check_function_expression
-from tools.models import ExecutionType, LifecycleStatus, TestType
-
-NAME_PATTERN = re.compile(r"([0-9a-zA-Z][_-]?){1,100}")  # docs/api.md, "Limits"; matched whole (fullmatch)
-NAME_MAX_LENGTH = 100  # docs/api.md, "Limits": the pattern alone would allow 200
-DISPLAY_NAME_MAX_LENGTH = 200
-DESCRIPTION_LIMIT = 500  # docs/api.md, "Limits": fewer than 500 characters
-DEFAULT_EXECUTION_TIMEOUT = 30
-MAX_EXECUTION_TIMEOUT = 900  # a tool call holds a turn open; 15 minutes is the ceiling (also Lambda's)
-MAX_VERSION = 2_147_483_647
-MAX_PARAMETER_DEPTH = 10
-MAX_URL_LENGTH = 2000
-SUPPORTED_AGENT_FRAMEWORKS = ["hosted"]
-PARAMETER_TYPES = ("string", "number", "boolean", "object", "array")
-ACCESS_EFFECTS = ("allow", "deny")
-REDACTED = "********"  # what responses show instead of a secret; sent back, it keeps the stored one
-
-COMMON_FIELDS = (
-    "toolId",
-    "executionType",
-    "name",
-    "displayName",
-    "description",
-    "supportedAgentFrameworks",
-    "version",
-    "executionTimeout",
-    "functionSchema",
-    "tags",
-    "lifecycle",
-    "accessRules",
-    "approval",
-    "testType",
+from tools.models import ExecutionType, LifecycleStatus
+from tools.schema import (
+    AUTH_FIELDS,
+    COMMON_FIELDS,
+    MAX_URL_LENGTH,
+    NAME_MAX_LENGTH,
+    NAME_PATTERN,
+    SUPPORTED_AGENT_FRAMEWORKS,
+    TOOL_SCHEMA,
+    VARIANT_FIELDS,
 )
-VARIANT_FIELDS: dict[str, tuple[str, ...]] = {
-    ExecutionType.FUNCTION: ("functionArn",),
-    ExecutionType.MCP: ("url", "auth"),
-    ExecutionType.INLINE: ("code",),
-}
-# Set by the service (docs/api.md, "Who may read what": stamps sent by clients are ignored), so a GET result can be sent back.
-SERVICE_FIELDS = ("createdBy", "lastModifiedBy", "createdAt", "updatedAt")
-KNOWN_FIELDS = frozenset(COMMON_FIELDS + SERVICE_FIELDS + tuple(f for fields in VARIANT_FIELDS.values() for f in fields))
 
+DEFAULT_EXECUTION_TIMEOUT = 30
+MAX_VERSION = 2_147_483_647
+REDACTED = "********"  # what responses show instead of a secret; sent back, it keeps the stored one
 _TOOL_ID = re.compile(r"(?P<name>.+)@(?P<version>[1-9][0-9]{0,9})")  # MAX_VERSION has 10 digits
-_FUNCTION_FIELDS = {"name", "description", "parameters"}
-_PARAMETER_FIELDS = {"description", "type", "required", "enum", "items", "properties"}
-_LIFECYCLE_FIELDS = {"status", "deprecationDate", "migrationPath"}
-_APPROVAL_FIELDS = {"required", "timeoutSeconds", "approverRoles"}
-MAX_APPROVAL_SECONDS = 30 * 86400
-_AUTH_FIELDS = ("clientId", "clientSecret", "tokenUrl")
 
 
 class Issue(NamedTuple):
@@ -131,206 +98,22 @@ def parse_iso8601(value: Any) -> datetime | None:
     return parsed if timezone.is_aware(parsed) else parsed.replace(tzinfo=UTC)
 
 
-class _Checker:
-    """Collects issues so that one response names every broken rule."""
+_TOOL_SHAPE = Shape(TOOL_SCHEMA)
 
-    def __init__(self) -> None:
-        self.issues: list[Issue] = []
 
-    def fail(self, field: str, message: str) -> None:
-        self.issues.append(Issue(field, message))
+def _shape_issues(data: Mapping[str, Any]) -> list[Issue]:
+    """The first fault at each place (a too-long name is not also said not to match the pattern)."""
+    issues: dict[str, Issue] = {}
+    for fault in _TOOL_SHAPE.errors(data):
+        issues.setdefault(fault.path, Issue(fault.path, fault.message))
+    return list(issues.values())
 
-    def unknown_keys(self, value: Mapping[str, Any], allowed: Iterable[str], path: str, what: str) -> None:
-        for key in value:
-            if key not in allowed:
-                self.fail(f"{path}.{key}", f"is not a field of {what}")
 
-    def required_text(self, value: Any, field: str, *, max_length: int | None = None) -> str | None:
-        if value is None or value == "":
-            self.fail(field, "is required")
-        elif not isinstance(value, str):
-            self.fail(field, "must be a string")
-        elif not value.strip():
-            self.fail(field, "must not be blank")
-        elif max_length is not None and len(value) > max_length:
-            self.fail(field, f"must be at most {max_length} characters")
-        else:
-            return value
-        return None
+_OBJECTS = ("lifecycle", "approval", "auth")
 
-    def name(self, value: Any, field: str) -> str | None:
-        text = self.required_text(value, field, max_length=NAME_MAX_LENGTH)
-        if text is not None and not NAME_PATTERN.fullmatch(text):
-            self.fail(field, f"must match ^{NAME_PATTERN.pattern}$ (letters and digits, each optionally followed by one _ or -)")
-            return None
-        return text
 
-    def parameter(self, value: Any, path: str, depth: int) -> None:
-        if depth > MAX_PARAMETER_DEPTH:
-            self.fail(path, f"must not nest deeper than {MAX_PARAMETER_DEPTH} levels")
-            return
-        if not isinstance(value, Mapping):
-            self.fail(path, "must be a parameter definition {description, type, required}")
-            return
-        self.unknown_keys(value, _PARAMETER_FIELDS, path, "a parameter definition")
-        if not isinstance(value.get("description"), str):
-            self.fail(f"{path}.description", "is required (a string)")
-        kind = value.get("type")
-        if kind not in PARAMETER_TYPES:
-            self.fail(f"{path}.type", f"must be one of {', '.join(PARAMETER_TYPES)}")
-        if not isinstance(value.get("required"), bool):
-            self.fail(f"{path}.required", "is required (true or false)")
-
-        enum = value.get("enum")
-        if enum is not None:
-            if kind != "string":
-                self.fail(f"{path}.enum", "is only allowed for type string")
-            elif not isinstance(enum, list) or not enum or not all(isinstance(item, str) for item in enum):
-                self.fail(f"{path}.enum", "must be a non-empty list of strings")
-            elif len(set(enum)) != len(enum):
-                self.fail(f"{path}.enum", "must not repeat a value")
-
-        items = value.get("items")
-        if kind == "array":
-            if items is None:
-                self.fail(f"{path}.items", "is required for type array (the parameter definition of each element)")
-            else:
-                self.parameter(items, f"{path}.items", depth + 1)
-        elif items is not None:
-            self.fail(f"{path}.items", "is only allowed for type array")
-
-        properties = value.get("properties")
-        if kind == "object":
-            if not isinstance(properties, Mapping):
-                self.fail(f"{path}.properties", "is required for type object (a map of property name to parameter definition)")
-            else:
-                self.parameters(properties, f"{path}.properties", depth + 1)
-        elif properties is not None:
-            self.fail(f"{path}.properties", "is only allowed for type object")
-
-    def parameters(self, value: Mapping[str, Any], path: str, depth: int) -> None:
-        for key, definition in value.items():
-            if not key.strip():
-                self.fail(path, "parameter names must not be blank")
-            elif len(key) > NAME_MAX_LENGTH:
-                self.fail(path, f"parameter names must be at most {NAME_MAX_LENGTH} characters")
-            else:
-                self.parameter(definition, f"{path}.{key}", depth)
-
-    def function_schema(self, value: Any) -> list[dict[str, Any]]:
-        if value is None:
-            self.fail("functionSchema", "is required when supportedAgentFrameworks includes hosted")
-            return []
-        if not isinstance(value, list) or not value:
-            self.fail("functionSchema", "must be a non-empty list of function definitions")
-            return []
-        seen: set[str] = set()
-        for index, function in enumerate(value):
-            path = f"functionSchema[{index}]"
-            if not isinstance(function, Mapping):
-                self.fail(path, "must be a function definition {name, description, parameters}")
-                continue
-            self.unknown_keys(function, _FUNCTION_FIELDS, path, "a function definition")
-            name = self.name(function.get("name"), f"{path}.name")
-            if name is not None:
-                if name in seen:
-                    self.fail(f"{path}.name", f"{name!r} is already the name of another function of this tool; names must be unique")
-                seen.add(name)
-            self.required_text(function.get("description"), f"{path}.description")
-            parameters = function.get("parameters")
-            if not isinstance(parameters, Mapping):
-                self.fail(f"{path}.parameters", "is required (a map of parameter name to parameter definition; {} for none)")
-            else:
-                self.parameters(parameters, f"{path}.parameters", 1)
-        return list(value)
-
-    def lifecycle(self, value: Any, previous_status: str | None) -> dict[str, Any]:
-        if value is None:
-            value = {"status": LifecycleStatus.ACTIVE}
-        if not isinstance(value, Mapping):
-            self.fail("lifecycle", "must be an object {status, deprecationDate?, migrationPath?}")
-            return {"status": previous_status or LifecycleStatus.ACTIVE}
-        self.unknown_keys(value, _LIFECYCLE_FIELDS, "lifecycle", "a tool lifecycle")
-        status = value.get("status")
-        if status not in LifecycleStatus.values:
-            self.fail("lifecycle.status", f"must be one of {', '.join(LifecycleStatus.values)}")
-        elif previous_status == LifecycleStatus.RETIRED and status != LifecycleStatus.RETIRED:
-            # Retired is final (docs/api.md, "Tools"; docs/decisions.md, "Tools").
-            self.fail("lifecycle.status", "a retired tool cannot be reactivated; create a new version")
-        out: dict[str, Any] = {"status": status}
-        if value.get("deprecationDate") is not None:
-            parsed = parse_iso8601(value["deprecationDate"])
-            if parsed is None:
-                self.fail("lifecycle.deprecationDate", "must be an ISO 8601 date or timestamp")
-            out["deprecationDate"] = parsed
-        migration_path = value.get("migrationPath")
-        if migration_path is not None:
-            if not isinstance(migration_path, str):
-                self.fail("lifecycle.migrationPath", "must be a string (instructions or a new tool id)")
-            elif migration_path:
-                out["migrationPath"] = migration_path
-        return out
-
-    def access_rules(self, value: Any) -> list[dict[str, Any]] | None:
-        """The shape every accessRules field has (chatplatform.api.fields), then each condition's CEL."""
-        if value is None:
-            return None
-        faults = ACCESS_RULES_SHAPE.errors(value)
-        for fault in faults:
-            self.fail(join_path(("accessRules", *fault.parts)), fault.message)
-        if faults:
-            return None
-        for index, rule in enumerate(value):
-            condition = rule.get("condition")
-            if condition is not None and condition.strip():
-                try:
-                    compile_condition(condition)
-                except InvalidCondition as exc:
-                    self.fail(f"accessRules[{index}].condition", str(exc))
-        return list(value)
-
-    def approval(self, value: Any) -> dict[str, Any] | None:
-        """`{required: true | "<CEL condition>", timeoutSeconds? (default 86400), approverRoles?: [string]}`."""
-        if value is None:
-            return None
-        if not isinstance(value, Mapping):
-            self.fail("approval", "must be an object {required, timeoutSeconds?, approverRoles?}")
-            return None
-        self.unknown_keys(value, _APPROVAL_FIELDS, "approval", "approval")
-        required = value.get("required")
-        if isinstance(required, str):
-            try:
-                compile_condition(required)
-            except InvalidCondition as exc:
-                self.fail("approval.required", str(exc))
-        elif not isinstance(required, bool):
-            self.fail("approval.required", "is required: true, false, or a CEL condition over user, customData, args and tool")
-        timeout = value.get("timeoutSeconds", 86400)
-        if not isinstance(timeout, int) or isinstance(timeout, bool) or not 1 <= timeout <= MAX_APPROVAL_SECONDS:
-            self.fail("approval.timeoutSeconds", f"must be a whole number of seconds from 1 to {MAX_APPROVAL_SECONDS}")
-        roles = value.get("approverRoles")
-        if roles is not None and (not isinstance(roles, list) or not all(isinstance(role, str) and role for role in roles)):
-            self.fail("approval.approverRoles", "must be a list of role names")
-        return {"required": required, "timeoutSeconds": timeout, **({"approverRoles": list(roles)} if roles else {})}
-
-    def auth(self, value: Any) -> dict[str, Any] | None:
-        if value is None:
-            return None
-        if not isinstance(value, Mapping):
-            self.fail("auth", "must be an object {clientId, clientSecret, tokenUrl}")
-            return None
-        for key in value:
-            if key == "token":
-                self.fail("auth.token", "is managed by the service (the cached access token) and cannot be set")
-            elif key not in _AUTH_FIELDS:
-                self.fail(f"auth.{key}", "is not a field of auth (clientId, clientSecret, tokenUrl)")
-        for key in _AUTH_FIELDS:
-            self.required_text(value.get(key), f"auth.{key}", max_length=MAX_URL_LENGTH)
-        if value.get("clientSecret") == REDACTED:
-            self.fail("auth.clientSecret", f"must be the secret itself; {REDACTED} only keeps a secret already stored")
-        if isinstance(value.get("tokenUrl"), str) and value["tokenUrl"] and not _is_http_url(value["tokenUrl"]):
-            self.fail("auth.tokenUrl", "must be an http or https URL")
-        return {key: value.get(key) for key in _AUTH_FIELDS}
+def _without_nulls(value: Any) -> Any:
+    return {key: item for key, item in value.items() if item is not None} if isinstance(value, Mapping) else value
 
 
 def clean_tool(data: Any, *, previous_status: str | None = None, verified_function_arn: str | None = None) -> dict[str, Any]:
@@ -342,110 +125,104 @@ def clean_tool(data: Any, *, previous_status: str | None = None, verified_functi
     """
     if not isinstance(data, Mapping):
         raise ToolInvalid([Issue("", "must be an object")])
-    check = _Checker()
-    for key in data:
-        if key == "handler":
-            check.fail("handler", "is a runtime function and is never stored; send the JavaScript source as code")
-        elif key not in KNOWN_FIELDS:
-            check.fail(key, "is not a field of a tool definition")
+    # null is the same as absent, in the tool and in its objects (the admin form sends every field)
+    data = {key: _without_nulls(value) if key in _OBJECTS else value for key, value in data.items() if value is not None}
+    issues = _shape_issues(data)
+    faulty = {issue.field.split(".")[0].split("[")[0] for issue in issues}
 
-    out: dict[str, Any] = {}
-    tool_id = check.required_text(data.get("toolId"), "toolId")
+    def fail(field: str, message: str) -> None:
+        issues.append(Issue(field, message))
+
+    def sound(field: str) -> bool:
+        """Present and of the right shape: the rules beyond the shape apply."""
+        return field in data and field not in faulty
+
     version: int | None = None
-    if tool_id is not None:
+    if sound("toolId"):
         try:
-            _, version = parse_tool_id(tool_id)
+            _, version = parse_tool_id(data["toolId"])
         except ValueError as exc:
-            check.fail("toolId", str(exc))
+            fail("toolId", str(exc))
     sent_version = data.get("version")
     if version is not None and sent_version is not None and (not is_number(sent_version) or sent_version != version):
-        check.fail("version", f"must equal the version after @ in toolId ({version}); it is set from toolId")
-    out["toolId"], out["version"] = tool_id, version
+        fail("version", f"must equal the version after @ in toolId ({version}); it is set from toolId")
 
-    execution_type = data.get("executionType")
-    if execution_type not in ExecutionType.values:
-        check.fail("executionType", f"must be one of {', '.join(ExecutionType.values)}")
-        execution_type = None
-    out["executionType"] = execution_type
+    functions = data.get("functionSchema", []) if sound("functionSchema") else []
+    seen: set[str] = set()
+    for index, function in enumerate(functions):
+        if function["name"] in seen:
+            name = function["name"]
+            fail(f"functionSchema[{index}].name", f"{name!r} is already the name of another function of this tool; names must be unique")
+        seen.add(function["name"])
 
-    out["name"] = check.name(data.get("name"), "name")
-    out["displayName"] = check.required_text(data.get("displayName"), "displayName", max_length=DISPLAY_NAME_MAX_LENGTH)
-    description = check.required_text(data.get("description"), "description")
-    if description is not None and len(description) >= DESCRIPTION_LIMIT:
-        check.fail("description", f"must be fewer than {DESCRIPTION_LIMIT} characters (it has {len(description)})")
-    out["description"] = description
+    lifecycle: dict[str, Any] = {"status": LifecycleStatus.ACTIVE}
+    if sound("lifecycle"):
+        lifecycle = {"status": data["lifecycle"]["status"]}
+        if previous_status == LifecycleStatus.RETIRED and lifecycle["status"] != LifecycleStatus.RETIRED:
+            # Retired is final (docs/api.md, "Tools"; docs/decisions.md, "Tools").
+            fail("lifecycle.status", "a retired tool cannot be reactivated; create a new version")
+        if data["lifecycle"].get("deprecationDate") is not None:
+            lifecycle["deprecationDate"] = parse_iso8601(data["lifecycle"]["deprecationDate"])
+            if lifecycle["deprecationDate"] is None:
+                fail("lifecycle.deprecationDate", "must be an ISO 8601 date or timestamp")
+        if data["lifecycle"].get("migrationPath"):
+            lifecycle["migrationPath"] = data["lifecycle"]["migrationPath"]
 
-    frameworks = data.get("supportedAgentFrameworks")
-    if frameworks is None:
-        check.fail("supportedAgentFrameworks", "is required: ['hosted']")
-    elif frameworks != SUPPORTED_AGENT_FRAMEWORKS:
-        check.fail("supportedAgentFrameworks", "must be ['hosted']: hosted is the only supported agent framework")
-    out["supportedAgentFrameworks"] = list(SUPPORTED_AGENT_FRAMEWORKS)
-    out["functionSchema"] = check.function_schema(data.get("functionSchema"))
-
-    timeout = data.get("executionTimeout")
-    if timeout is None:
-        timeout = DEFAULT_EXECUTION_TIMEOUT
-    elif not is_number(timeout) or timeout <= 0:
-        check.fail("executionTimeout", "must be a positive number of seconds")
-    elif timeout > MAX_EXECUTION_TIMEOUT:
-        check.fail("executionTimeout", f"must be at most {MAX_EXECUTION_TIMEOUT} seconds")
-    out["executionTimeout"] = timeout
-
-    tags = data.get("tags")
-    if tags is None:
-        tags = {}
-    elif not isinstance(tags, Mapping) or not all(isinstance(v, str) for v in tags.values()):
-        check.fail("tags", "must be a map of string to string")
-    out["tags"] = dict(tags) if isinstance(tags, Mapping) else {}
-
-    out["lifecycle"] = check.lifecycle(data.get("lifecycle"), previous_status)
-    out["accessRules"] = check.access_rules(data.get("accessRules"))
-    out["approval"] = check.approval(data.get("approval"))
-
-    test_type = data.get("testType")
-    if test_type is not None and test_type not in TestType.values:
-        check.fail("testType", f"must be {' or '.join(TestType.values)} when present")
-    out["testType"] = test_type
-
-    if execution_type is not None:
-        for other_type, fields in VARIANT_FIELDS.items():
-            if other_type == execution_type:
-                continue
-            for field in fields:
-                # Refused rather than silently dropped: a stray field usually means a wrong executionType.
-                if data.get(field) not in (None, ""):
-                    check.fail(field, f"belongs to {other_type} tools and is not allowed when executionType is {execution_type}")
-
-    if execution_type == ExecutionType.FUNCTION:
-        function_arn = check.required_text(data.get("functionArn"), "functionArn", max_length=500)
-        if function_arn is not None:
+    rules = data["accessRules"] if sound("accessRules") else []
+    conditions = [(f"accessRules[{index}].condition", rule.get("condition")) for index, rule in enumerate(rules)]
+    if sound("approval") and isinstance(data["approval"]["required"], str):
+        conditions.append(("approval.required", data["approval"]["required"]))
+    for field, condition in conditions:
+        if condition is not None and condition.strip():
             try:
-                check_function_arn(function_arn, verify_remote=function_arn != verified_function_arn)
-            except FunctionRefError as exc:
-                check.fail("functionArn", str(exc))
-        out["functionArn"] = function_arn
+                compile_condition(condition)
+            except InvalidCondition as exc:
+                fail(field, str(exc))
+
+    execution_type = data.get("executionType") if "executionType" not in faulty else None
+    for other_type, fields in VARIANT_FIELDS.items():
+        for field in fields if execution_type is not None and other_type != execution_type else ():
+            # Refused rather than silently dropped: a stray field usually means a wrong executionType.
+            if data.get(field) not in (None, ""):
+                fail(field, f"belongs to {other_type} tools and is not allowed when executionType is {execution_type}")
+    if execution_type == ExecutionType.FUNCTION and sound("functionArn"):
+        try:
+            check_function_arn(data["functionArn"], verify_remote=data["functionArn"] != verified_function_arn)
+        except FunctionRefError as exc:
+            fail("functionArn", str(exc))
     elif execution_type == ExecutionType.MCP:
-        url = data.get("url")
-        if url is None or url == "":
-            check.fail("url", "is required")
-        elif not _is_http_url(url):
-            check.fail("url", "must be an http or https URL")
-        out["url"] = url
-        out["auth"] = check.auth(data.get("auth"))
-    elif execution_type == ExecutionType.INLINE:
-        code = data.get("code")
-        if code is None or code == "":
-            check.fail("code", "is required")
-        elif not isinstance(code, str):
-            check.fail("code", "must be a string (JavaScript source)")
-        else:
-            try:
-                check_function_expression(code)
-            except InvalidCode as exc:
-                check.fail("code", str(exc))
-        out["code"] = code
+        if sound("url") and not _is_http_url(data["url"]):
+            fail("url", "must be an http or https URL")
+        auth = data.get("auth") if sound("auth") else None
+        if auth is not None and auth["clientSecret"] == REDACTED:
+            fail("auth.clientSecret", f"must be the secret itself; {REDACTED} only keeps a secret already stored")
+        if auth is not None and not _is_http_url(auth["tokenUrl"]):
+            fail("auth.tokenUrl", "must be an http or https URL")
+    elif execution_type == ExecutionType.INLINE and sound("code"):
+        try:
+            check_function_expression(data["code"])
+        except InvalidCode as exc:
+            fail("code", str(exc))
 
-    if check.issues:
-        raise ToolInvalid(check.issues)
-    return out
+    if issues:
+        raise ToolInvalid(issues)
+    out = {field: data.get(field) for field in (*COMMON_FIELDS, *VARIANT_FIELDS.get(execution_type or "", ()))}
+    if out.get("auth") is not None:
+        out["auth"] = {key: out["auth"][key] for key in AUTH_FIELDS}
+    if out["approval"] is not None:
+        roles = out["approval"].get("approverRoles")
+        out["approval"] = {
+            "required": out["approval"]["required"],
+            "timeoutSeconds": out["approval"].get("timeoutSeconds", 86400),
+            **({"approverRoles": list(roles)} if roles else {}),
+        }
+    return {
+        **out,
+        "version": version,
+        "supportedAgentFrameworks": list(SUPPORTED_AGENT_FRAMEWORKS),
+        "executionTimeout": data.get("executionTimeout", DEFAULT_EXECUTION_TIMEOUT),
+        "tags": dict(data.get("tags", {})),
+        "lifecycle": lifecycle,
+        "functionSchema": list(functions),
+        "accessRules": list(data["accessRules"]) if "accessRules" in data else None,
+    }

@@ -40,15 +40,10 @@ class ChatFile(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.file_id})"
 
-    def as_message_file(self) -> dict[str, Any]:
-        """ChatMessageFile: what a message stores and lists about the file."""
-        return {
-            "fileId": str(self.file_id),
-            "fileName": self.name,
-            "mimeType": self.mime_type,
-            "size": self.size,
-            "url": f"/api/chat/files/{self.file_id}/content",
-        }
+    @property
+    def content_url(self) -> str:
+        """Where its owner GETs the bytes."""
+        return f"/api/chat/files/{self.file_id}/content"
 
 
 @receiver(post_delete, sender=ChatFile)

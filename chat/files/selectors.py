@@ -34,7 +34,7 @@ def message_files(*, user: ChatUser, files: list[Any], features: dict[str, Any])
     client was given at upload, and the stored record wins). `features` are the chat app's
     resolved features. 400 when upload is off there, an entry has no valid `fileId`, a file is
     named twice, or its type is no longer allowed; 404 NOT_FOUND for an unknown file or another
-    user's. Returns them in the body's order; `ChatFile.as_message_file()` is what the message stores.
+    user's. Returns them in the body's order; `ChatMessageFileSerializer` renders what the message stores.
     """
     if not files:
         return []

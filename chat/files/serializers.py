@@ -5,18 +5,20 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from agents.serializers import StrictCharField
+from chatplatform.api.shapes import OutputSerializer
 
 
-class ChatMessageFileSerializer(serializers.Serializer):
-    """ChatMessageFile: a file attached to a message, as the upload answers it and the message lists it.
+class ChatMessageFileSerializer(OutputSerializer):
+    """ChatMessageFile: a file attached to a message, as the upload answers it, the message stores
+    and lists it, and the export gives it.
 
     A converse body's `files` lists these; only `fileId` is read from it (the stored file wins)."""
 
-    fileId = serializers.UUIDField()
-    fileName = serializers.CharField()
-    mimeType = serializers.CharField()
+    fileId = serializers.UUIDField(source="file_id")
+    fileName = serializers.CharField(source="name")
+    mimeType = serializers.CharField(source="mime_type")
     size = serializers.IntegerField(help_text="bytes")
-    url = serializers.CharField(help_text="GET it (as the file's owner) for the file's bytes")
+    url = serializers.CharField(source="content_url", help_text="GET it (as the file's owner) for the file's bytes")
 
 
 class FileUploadSerializer(serializers.Serializer):

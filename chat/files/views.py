@@ -39,11 +39,11 @@ class FileViewSet(ApiViewSet):
             raise ApiError(f"file: must be at most {settings.CHAT_UPLOAD_MAX_BYTES} bytes", status_code=413)
         body = checked(FileUploadSerializer, request.data)
         stored = file_store(user=signed_in(request), chat_app_id=body["chatAppId"], upload=body["file"])
-        return ok(file=stored.as_message_file())
+        return ok(file=ChatMessageFileSerializer(stored).data)
 
     @extend_schema(operation_id="chat_file_get", parameters=[_FILE_ID], responses=_FileResponse)
     def retrieve(self, request: Request, fileId: str) -> Response:
-        return ok(file=file_get(file_id=fileId, user=signed_in(request)).as_message_file())
+        return ok(file=ChatMessageFileSerializer(file_get(file_id=fileId, user=signed_in(request))).data)
 
     @extend_schema(
         operation_id="chat_file_content",

@@ -3,24 +3,30 @@ them, all of it."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 from chat.feedback.models import ChatSessionFeedback
-from chat.feedback.serializers import FeedbackSerializer
 from chat.files.models import ChatFile
 from chat.sessions.models import ChatMessage, ChatSession
-from chat.sessions.serializers import ChatMessageSerializer, ChatSessionSerializer
 from chat.users.models import ChatUser
-from chat.users.serializers import ChatUserSerializer
 from chat.widgets.models import WidgetData
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")  # as the Chat API writes its dates
+@dataclass(frozen=True)
+class UserExport:
+    """A person's data as records; chat.governance.serializers.UserExportSerializer renders it."""
+
+    user: ChatUser
+    widget_data: list[WidgetData]
+    sessions: list[ChatSession]
+    messages: dict[Any, list[ChatMessage]]  # session id → its messages, oldest first
+    siblings: dict[Any, list[Any]]  # message id → its siblings' ids, as the messages list gives them
+    feedback: list[ChatSessionFeedback]
+    files: list[ChatFile]
 
 
-def user_export(*, user: ChatUser) -> dict[str, Any]:
+def user_export(*, user: ChatUser) -> UserExport:
     """`{user, prefs, widgetData, sessions: [{…session, messages}], feedback, files}`; files as
     their records (the bytes by their `url`). Sessions newest first, messages oldest first, as
     the Chat API lists them."""
@@ -34,23 +40,12 @@ def user_export(*, user: ChatUser) -> dict[str, Any]:
     # as the messages list gives them (docs/api.md, "Branches").
     siblings = {message.pk: children[(message.session_id, message.parent_id)] for found in messages.values() for message in found}
     feedback = ChatSessionFeedback.objects.filter(user_id=user.pk).prefetch_related("internal_comments").order_by("-created_on")
-    return {
-        "user": ChatUserSerializer(user).data,
-        "prefs": user.prefs,
-        "widgetData": [
-            {"scope": item.scope, "tag": item.tag, "data": item.data, "lastUpdate": _iso(item.last_update)}
-            for item in WidgetData.objects.filter(user=user).order_by("scope", "tag")
-        ],
-        "sessions": [
-            {
-                **ChatSessionSerializer(session).data,
-                "messages": ChatMessageSerializer(messages.get(session.pk, []), many=True, context={"siblings": siblings}).data,
-            }
-            for session in sessions
-        ],
-        "feedback": FeedbackSerializer(feedback, many=True).data,
-        "files": [
-            {**file.as_message_file(), "chatAppId": file.chat_app_id, "createDate": _iso(file.create_date)}
-            for file in ChatFile.objects.filter(user=user).order_by("-create_date")
-        ],
-    }
+    return UserExport(
+        user=user,
+        widget_data=list(WidgetData.objects.filter(user=user).order_by("scope", "tag")),
+        sessions=sessions,
+        messages=messages,
+        siblings=siblings,
+        feedback=list(feedback),
+        files=list(ChatFile.objects.filter(user=user).order_by("-create_date")),
+    )

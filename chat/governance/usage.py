@@ -36,15 +36,25 @@ class Limit:
     tokens: int | None
     cost_usd: float | None
 
-    def as_wire(self) -> dict[str, Any]:
-        limit: dict[str, Any] = {"scope": "site" if self.scope == SITE else "chatApp"}
-        if self.scope != SITE:
-            limit["chatAppId"] = self.scope
-        if self.tokens is not None:
-            limit["tokens"] = self.tokens
-        if self.cost_usd is not None:
-            limit["costUsd"] = self.cost_usd
-        return limit
+    @property
+    def chat_app_id(self) -> str | None:
+        return None if self.scope == SITE else self.scope
+
+
+@dataclass(frozen=True)
+class PeriodUsage:
+    """A user's usage in one period, the limits in force and when the period resets."""
+
+    tokens: int
+    cost_usd: float
+    limits: list[Limit]
+    resets_at: datetime
+
+
+@dataclass(frozen=True)
+class UsageSummary:
+    daily: PeriodUsage
+    monthly: PeriodUsage
 
 
 class UsageLimitExceeded(RateLimited):
@@ -156,20 +166,16 @@ def _upsert_sql(vendor: str) -> str:
     )
 
 
-def usage_summary(*, user_id: str, chat_app_id: str | None, limits: list[Limit], now: datetime | None = None) -> dict[str, Any]:
+def usage_summary(*, user_id: str, chat_app_id: str | None, limits: list[Limit], now: datetime | None = None) -> UsageSummary:
     """GET /api/chat/user/usage: per period the user's usage (in the chat app, or across all without
     one), the limits in force and when the period resets."""
     now = now or timezone.now()
     scope = chat_app_id or SITE
     counters = _counters(user_id=user_id, scopes={scope, SITE}, now=now)
     starts = period_starts(now)
-    summary = {}
+    periods = {}
     for period in PERIODS:
         tokens, cost = counters.get((period, scope), (0, 0.0))
-        summary[period] = {
-            "tokens": tokens,
-            "costUsd": round(cost, 10),
-            "limits": [limit.as_wire() for limit in limits if limit.period == period],
-            "resetsAt": resets_at(period, starts[period]).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        }
-    return summary
+        in_force = [limit for limit in limits if limit.period == period]
+        periods[period] = PeriodUsage(tokens, round(cost, 10), in_force, resets_at(period, starts[period]))
+    return UsageSummary(**periods)

@@ -46,7 +46,7 @@ class MyDataViewSet(ApiViewSet):
         query = checked(UserIdQuerySerializer, request.query_params)
         user_id = acting_user_id(request, query.get("userId"))
         user = request.user if user_id == request.user.pk else user_get_or_create(user_id=user_id)
-        return ok(export=user_export(user=user))
+        return ok(export=UserExportSerializer(user_export(user=user)).data)
 
     @extend_schema(
         operation_id="chat_user_usage", parameters=[UsageQuerySerializer], responses=envelope("UsageResponse", usage=UsageSerializer())
@@ -57,7 +57,7 @@ class MyDataViewSet(ApiViewSet):
         chat_app_id = query.get("chatAppId") or None
         features = chat_app_get(chat_app_id=chat_app_id).features or {} if chat_app_id else {}
         limits = limits_for(app_features=features, chat_app_id=chat_app_id or "")
-        return ok(usage=usage_summary(user_id=user_id, chat_app_id=chat_app_id, limits=limits))
+        return ok(usage=UsageSerializer(usage_summary(user_id=user_id, chat_app_id=chat_app_id, limits=limits)).data)
 
 
 class UserDataAdminViewSet(AdminApiViewSet):
@@ -76,4 +76,4 @@ class UserDataAdminViewSet(AdminApiViewSet):
         user = ChatUser.objects.filter(pk=userId).first()
         if user is None:
             raise NotFound(f"user {userId} not found")
-        return ok(export=user_export(user=user))
+        return ok(export=UserExportSerializer(user_export(user=user)).data)

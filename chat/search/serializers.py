@@ -1,10 +1,11 @@
 """Session search's request (docs/api.md, "Session search"): filters, sorts and pages, each
-refused by name when malformed."""
+refused by name when malformed; and its answer's sessions."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.serializers import StrictCharField
@@ -15,8 +16,10 @@ from chat.feedback.models import (
     FeedbackStatus,
     FeedbackType,
 )
-from chat.feedback.serializers import TYPE_RULE
-from chat.sessions.models import InvocationMode, SessionStatus
+from chat.feedback.serializers import TYPE_RULE, FeedbackSerializer
+from chat.insights.serializers import InsightsSerializer
+from chat.sessions.models import ChatSession, InvocationMode, SessionStatus
+from chat.sessions.serializers import ChatSessionSerializer
 from chat.users.models import UserType
 
 
@@ -167,3 +170,22 @@ class SessionSearchRequestSerializer(serializers.Serializer):
     search = SessionSearchFiltersSerializer(required=False)
     size = serializers.JSONField(required=False, help_text="Page size, 1 to 100 (default 20).")
     scrollId = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+
+
+class SessionSearchHitSerializer(ChatSessionSerializer):
+    """A session found, with its insights and feedback when the search asks for them (context:
+    `include_insights`, `include_feedback`, and `extras` from chat.search.selectors.sessions_extras)."""
+
+    OMIT_UNLESS_CONTEXT = {"insights": "include_insights", "feedback": "include_feedback"}
+
+    insights = serializers.SerializerMethodField()
+    feedback = serializers.SerializerMethodField()
+
+    @extend_schema_field(InsightsSerializer(allow_null=True))
+    def get_insights(self, session: ChatSession) -> dict[str, Any] | None:
+        record = self.context["extras"][session.pk]["insights"]
+        return InsightsSerializer(record).data if record is not None else None
+
+    @extend_schema_field(FeedbackSerializer(many=True))
+    def get_feedback(self, session: ChatSession) -> list[dict[str, Any]]:
+        return list(FeedbackSerializer(self.context["extras"][session.pk]["feedback"], many=True).data)

@@ -9,11 +9,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.feedback.serializers import FeedbackSerializer
-from chat.insights.serializers import InsightsSerializer
 from chat.search.selectors import SessionSearch, sessions_extras, sessions_search
-from chat.search.serializers import SessionSearchRequestSerializer
-from chat.sessions.serializers import ChatSessionSerializer
+from chat.search.serializers import SessionSearchHitSerializer, SessionSearchRequestSerializer
 from chatplatform.api.pagination import page_size
 from chatplatform.api.schema import envelope
 from chatplatform.api.views import AdminApiViewSet, checked, ok
@@ -27,7 +24,7 @@ class SessionSearchViewSet(AdminApiViewSet):
         request=SessionSearchRequestSerializer,
         responses=envelope(
             "SessionSearchResponse",
-            sessions=ChatSessionSerializer(many=True),
+            sessions=SessionSearchHitSerializer(many=True),
             total=serializers.IntegerField(),
             pageSize=serializers.IntegerField(),
             scrollId=serializers.CharField(required=False),
@@ -43,16 +40,10 @@ class SessionSearchViewSet(AdminApiViewSet):
         # A continuation may send its scrollId alone; the token carries the search.
         search = SessionSearch.from_request(criteria) if criteria or not scroll_id else None
         sessions, total, next_scroll, _ = sessions_search(search=search, size=size, scroll_id=scroll_id)
-        include_insights, include_feedback = filters.get("includeInsights"), filters.get("includeFeedback")
-        rows = ChatSessionSerializer(sessions, many=True).data
-        if include_insights or include_feedback:
-            extras = sessions_extras(sessions, insights=bool(include_insights), feedback=bool(include_feedback))
-            for row, session in zip(rows, sessions, strict=True):
-                extra = extras[session.pk]
-                if include_insights:
-                    row["insights"] = InsightsSerializer(extra["insights"]).data if extra["insights"] else None
-                if include_feedback:
-                    row["feedback"] = FeedbackSerializer(extra["feedback"], many=True).data
+        include_insights, include_feedback = bool(filters.get("includeInsights")), bool(filters.get("includeFeedback"))
+        extras = sessions_extras(sessions, insights=include_insights, feedback=include_feedback)
+        context = {"include_insights": include_insights, "include_feedback": include_feedback, "extras": extras}
+        rows = SessionSearchHitSerializer(sessions, many=True, context=context).data
         fields: dict[str, Any] = {"sessions": rows, "total": total, "pageSize": size}
         if next_scroll:
             fields["scrollId"] = next_scroll

@@ -23,6 +23,7 @@ from chat.chat_apps.features import KNOWN_FEATURES, resolve_features
 from chat.chat_apps.models import ChatApp
 from chat.files.content import ModelInput
 from chat.files.selectors import file_model_input, message_files
+from chat.files.serializers import ChatMessageFileSerializer
 from chat.users.models import ChatUser
 from chatplatform import llm
 from chatplatform.api.errors import NotFound
@@ -145,7 +146,7 @@ def build_context(
         agent_id=agent.pk,
         session_id=session_id,
         message=request["message"],
-        files=[file.as_message_file() for file in files],
+        files=list(ChatMessageFileSerializer(files, many=True).data),
         invocation_mode=request.get("invocationMode"),
         source=request["source"],
         timezone=request.get("timezone"),

@@ -16,6 +16,7 @@ from chat.chat_apps.selectors import chat_app_features, chat_app_get
 from chat.files.content import model_input
 from chat.files.models import ChatFile
 from chat.files.selectors import file_model_input, message_files
+from chat.files.serializers import ChatMessageFileSerializer
 from chat.users.models import ChatUser
 from chatplatform.api.errors import InvalidRequest, NotFound
 from tests.conftest import assert_error
@@ -187,7 +188,7 @@ def test_the_files_of_a_converse_body_are_the_callers_and_allowed(user_client):
     features = chat_app_features(chat_app_get(chat_app_id="files"))
 
     files = message_files(user=alice, files=[image, {"fileId": notes["fileId"]}], features=features)
-    assert [file.as_message_file() for file in files] == [image, notes]
+    assert ChatMessageFileSerializer(files, many=True).data == [image, notes]
     assert message_files(user=alice, files=[], features={}) == []
 
     with pytest.raises(InvalidRequest, match=r"files: file upload is not enabled"):

@@ -155,6 +155,13 @@ def test_every_admin_answer_has_the_keys_its_schema_documents(schema, admin_clie
             "/api/chat-admin/sessions/search",
             {"command": "sessionSearch", "search": {}},
         ),
+        (
+            admin_client,
+            "post",
+            "/api/chat-admin/sessions/search",
+            "/api/chat-admin/sessions/search",
+            {"command": "sessionSearch", "search": {"includeInsights": True, "includeFeedback": True}},
+        ),
         (admin_client, "get", "/api/chat-admin/sessions/{sessionId}/messages", f"/api/chat-admin/sessions/{session}/messages", None),
         (admin_client, "get", "/api/chat-admin/sessions/{sessionId}/insights", f"/api/chat-admin/sessions/{session}/insights", None),
         (
@@ -205,6 +212,7 @@ def test_every_chat_answer_has_the_keys_its_schema_documents(schema, client_for,
         (alice, "get", "/api/chat/widget-data/{scope}/{tag}", "/api/chat/widget-data/demo/counter", None),
         (alice, "post", "/api/chat/sessions/{sessionId}/share", f"/api/chat/sessions/{session}/share", {}),
         (alice, "get", "/api/chat/shared/{shareId}", f"/api/chat/shared/{share_id}", None),
+        (alice, "get", "/api/chat/user/export", "/api/chat/user/export", None),  # now with widget data
     ]
     problems = check_answers(schema, calls)
     assert not problems, "\n".join(problems)

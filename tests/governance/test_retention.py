@@ -14,6 +14,7 @@ from django.core.files.storage import storages
 from django.core.management import call_command
 from django.utils import timezone
 
+from chat.files.serializers import ChatMessageFileSerializer
 from chat.models import (
     ChatFile,
     ChatMessage,
@@ -48,7 +49,7 @@ def a_session(chat_app_id: str, days_old: int, user_id: str = "alice") -> ChatSe
     file = ChatFile.objects.create(
         file_id=file_id, user_id=user_id, chat_app_id=chat_app_id, name="a.txt", mime_type="text/plain", size=5, storage_name=name
     )
-    files = [file.as_message_file()]
+    files = [ChatMessageFileSerializer(file).data]
     ChatMessage.objects.create(session=session, user_id=user_id, source="user", message="hi", files=files, timestamp=then)
     answer = ChatMessage.objects.create(session=session, user_id=user_id, source="assistant", message="hello", timestamp=then)
     ChatSessionFeedback.objects.create(session=session, user_id=user_id, type="user_thumbs_up")

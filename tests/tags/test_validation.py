@@ -359,6 +359,11 @@ REFUSED = [
         "tagDefinition.llmInstructions[0].lines[1]: must be an object {type: 'line', text}",
         id="block-line",
     ),
+    pytest.param(
+        tag_payload(llmInstructionsMd=None, llmInstructions=[{"type": "block", "title": "T", "lines": [{"type": "line", "text": " "}]}]),
+        "tagDefinition.llmInstructions[0].lines[0].text: is required for a line",
+        id="block-line-text",
+    ),
     # the older form
     pytest.param(
         {"scope": "demo", "tag": "old", "enabled": "yes", "llmInstructions": [], "widget": {"type": "pass-through"}},

@@ -37,6 +37,14 @@ def string_param(**changes: Any) -> dict[str, Any]:
     return {"description": "d", "type": "string", "required": True, **changes}
 
 
+def nested(levels: int) -> dict[str, Any]:
+    """A string parameter inside `levels - 1` arrays: `levels` levels of parameter definitions."""
+    definition = string_param()
+    for _ in range(levels - 1):
+        definition = string_param(type="array", items=definition)
+    return definition
+
+
 REFUSED: list[tuple[str, Callable[[], dict[str, Any]], str]] = [
     # toolId and version (docs/api.md, "Tools")
     ("tool id missing", lambda: without("toolId"), "tool.toolId: is required"),
@@ -174,6 +182,15 @@ REFUSED: list[tuple[str, Callable[[], dict[str, Any]], str]] = [
         lambda: with_parameter(string_param(format="email")),
         "parameters.p.format: is not a field of a parameter definition",
     ),
+    ("enum repeating a value", lambda: with_parameter(string_param(enum=["a", "a"])), "parameters.p.enum: must not repeat a value"),
+    ("blank parameter name", lambda: with_parameter(string_param(), name=" "), "parameters: parameter names must not be blank"),
+    ("parameters nested too deep", lambda: with_parameter(nested(11)), "must not nest deeper than 10 levels"),
+    ("name ending in a newline", lambda: tool_payload(name="weather\n"), "tool.name: must match"),
+    (
+        "approval timeout of zero",
+        lambda: tool_payload(approval={"required": True, "timeoutSeconds": 0}),
+        "tool.approval.timeoutSeconds: must be a whole number of seconds from 1 to 2592000",
+    ),
     # variants
     (
         "field of another variant",
@@ -261,6 +278,7 @@ ACCEPTED: list[tuple[str, dict[str, Any]]] = [
         "access rules",
         tool_payload(accessRules=[{"condition": "user.userType == 'internal-user'", "effect": "allow", "order": 1}, {"effect": "deny"}]),
     ),
+    ("parameters nested ten levels", with_parameter(nested(10))),
     ("mock tool with tags", tool_payload(testType="mock", tags={"team": "weather"})),
     ("mcp tool without auth", tool_payload("mcp")),
     ("mcp tool with auth", tool_payload("mcp", auth={"clientId": "c", "clientSecret": "s", "tokenUrl": "http://127.0.0.1:9000/token"})),
@@ -283,6 +301,13 @@ def test_every_broken_rule_is_named_in_one_response(admin_client: APIClient) -> 
 
     for field in ("tool.name", "tool.description", "tool.executionTimeout"):
         assert field in body["error"]
+
+
+def test_every_unknown_field_is_named(admin_client: APIClient) -> None:
+    body = assert_error(admin_client.post("/api/chat-admin/tool", {"tool": tool_payload(colour="blue", size=2)}, format="json"), 400)
+
+    assert "tool.colour: is not a field" in body["error"]
+    assert "tool.size: is not a field" in body["error"]
 
 
 def test_a_deprecation_date_is_stored_as_a_timestamp(admin_client: APIClient) -> None:
