@@ -9,6 +9,7 @@ import logging
 logger = logging.getLogger(__name__)
 
 _tasks: set[asyncio.Task[None]] = set()  # the event loop keeps only weak references to tasks
+_after: set[asyncio.Task[None]] = set()  # what turns leave behind as they end (their last events on their way to Redis)
 _accepting = True
 
 
@@ -27,9 +28,15 @@ def track(task: asyncio.Task[None]) -> None:
     task.add_done_callback(_tasks.discard)
 
 
-def _here() -> list[asyncio.Task[None]]:
+def track_after(task: asyncio.Task[None]) -> None:
+    """Work turns leave behind, which a shutdown's drain lets finish after them."""
+    _after.add(task)
+    task.add_done_callback(_after.discard)
+
+
+def _here(tasks: set[asyncio.Task[None]] = _tasks) -> list[asyncio.Task[None]]:
     loop = asyncio.get_running_loop()
-    return [task for task in _tasks if task.get_loop() is loop]
+    return [task for task in tasks if task.get_loop() is loop]
 
 
 async def wait() -> None:
@@ -40,15 +47,16 @@ async def wait() -> None:
 
 async def drain(grace: float, cleanup: float = 10.0) -> None:
     """Let tracked work finish for `grace` seconds, then cancel what is left and give it `cleanup`
-    seconds to end (a cancelled turn stores its partial answer and tells its client)."""
+    seconds to end (a cancelled turn stores its partial answer and tells its client). What the
+    turns left behind (`track_after`) gets `cleanup` too."""
     tasks = _here()
-    if not tasks:
-        return
-    logger.info("waiting up to %g s for %d turns to finish", grace, len(tasks))
-    _, pending = await asyncio.wait(tasks, timeout=grace)
-    if not pending:
-        return
-    logger.warning("ending %d turns still running after %g s", len(pending), grace)
-    for task in pending:
-        task.cancel()
-    await asyncio.wait(pending, timeout=cleanup)
+    if tasks:
+        logger.info("waiting up to %g s for %d turns to finish", grace, len(tasks))
+        _, pending = await asyncio.wait(tasks, timeout=grace)
+        if pending:
+            logger.warning("ending %d turns still running after %g s", len(pending), grace)
+            for task in pending:
+                task.cancel()
+            await asyncio.wait(pending, timeout=cleanup)
+    if after := _here(_after):
+        await asyncio.wait(after, timeout=cleanup)

@@ -17,10 +17,16 @@ from django.conf import settings
 
 from chat.turn.events import Turn, TurnEvent
 from chat.turn.store import Reader, Store, read_after
+from chatplatform import inflight
 
 logger = logging.getLogger(__name__)
 
 ALIVE_SECONDS = 45  # a turn renews its mark every 10 s (its lease's period); three missed renewals: it is gone
+# A turn's deltas go to Redis in one pipeline per WRITE_SECONDS, not one per delta: each round trip
+# cost the server more CPU than the turn's own work (docs/decisions.md, "Durable turns in Redis").
+# A reader on another process sees them that much later; the turn's own readers read them at once.
+# A turn's start and its end, which other processes act on (resume, stop, delete), go at once.
+WRITE_SECONDS = 0.1
 FOLLOW_BLOCK_MS = 5000  # the follower's blocking read; after a quiet one it checks the followed turns are alive
 CONTROL_CHANNEL = "chat:turns:control"
 END = "_end"  # the type of the entry that ends a turn's stream
@@ -47,6 +53,7 @@ class RedisStore(Store):
         self.follower = Follower(client, following)
         self.waiting: list[tuple[str, TurnEvent | None, str, int]] = []  # (messageId, event or the end, sessionId, last n)
         self.writer: asyncio.Task[None] | None = None
+        self.urgent = asyncio.Event()  # a turn started or ended: the writer goes now
         self.listener: asyncio.Task[None] | None = None
 
     def new_turn(self, *, first: int = 1) -> Turn:
@@ -59,16 +66,24 @@ class RedisStore(Store):
                 session_of["id"] = event.data["sessionId"]
             if turn.message_id:
                 self.waiting.append((turn.message_id, event, session_of.get("id", ""), turn.last))
+                if event is None or event.type == "session":
+                    self.urgent.set()
                 if self.writer is None:
                     self.writer = self.loop.create_task(self._write(), name="turn-events-writer")
+                    inflight.track_after(self.writer)  # a shutdown's drain lets the turns' last events reach Redis
 
         turn._on_event = record
         return turn
 
     async def _write(self) -> None:
-        """Append what the turns emitted since the last round trip, in one pipeline; at most one under way."""
+        """Append what the turns emitted in the last WRITE_SECONDS (or until one started or ended), in
+        one pipeline; at most one under way."""
         try:
             while self.waiting:
+                if not self.urgent.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.urgent.wait(), WRITE_SECONDS)
+                self.urgent.clear()
                 batch, self.waiting = self.waiting, []
                 pipe = self.client.pipeline(transaction=False)
                 keep, alive = settings.CHAT_STREAM_REPLAY_SECONDS, ALIVE_SECONDS
