@@ -118,7 +118,15 @@ async def _terminate_the_turns_connections() -> int:
     def terminate() -> int:
         with connection.cursor() as cursor:
             cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM unnest(%s::int[]) AS pid", [list(pids)])
-            return cursor.fetchone()[0]
+            terminated = cursor.fetchone()[0]
+            # pg_terminate_backend only signals: the backends exit (and close their sockets) a moment later.
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", [list(pids)])
+                if cursor.fetchone()[0] == 0:
+                    break
+                time.sleep(0.01)
+            return terminated
 
     return await sync_to_async(terminate)()
 
