@@ -124,7 +124,7 @@ class RedisStore(Store):
         message_id = await self.client.get(latest_key(session_id))
         if message_id is None:
             return local
-        message_id = message_id.decode() if isinstance(message_id, bytes) else str(message_id)
+        message_id = _text(message_id)
         if local is not None and self.latest.get(str(session_id)) == message_id:
             return local
         mirror = await self.follower.mirror(message_id)
@@ -136,11 +136,8 @@ class RedisStore(Store):
     async def stop(self, session_id: uuid.UUID) -> bool:
         if await super().stop(session_id):
             return True
-        message_id = await self.client.get(latest_key(session_id))
+        message_id = await self._running_elsewhere(session_id)
         if message_id is None:
-            return False
-        message_id = message_id.decode() if isinstance(message_id, bytes) else str(message_id)
-        if not await self.client.exists(alive_key(message_id)):
             return False
         await self.client.publish(CONTROL_CHANNEL, orjson.dumps({"stop": str(session_id), "messageId": message_id}))
         return True
@@ -148,14 +145,18 @@ class RedisStore(Store):
     async def answer_call(self, session_id: uuid.UUID, call_id: str, content: str) -> bool:
         if await super().answer_call(session_id, call_id, content):
             return True
-        message_id = await self.client.get(latest_key(session_id))
-        if message_id is None:
-            return False
-        message_id = message_id.decode() if isinstance(message_id, bytes) else str(message_id)
-        if not await self.client.exists(alive_key(message_id)):
+        if await self._running_elsewhere(session_id) is None:
             return False
         await self.client.publish(CONTROL_CHANNEL, orjson.dumps({"answer": f"{session_id}:{call_id}", "content": content}))
         return True
+
+    async def _running_elsewhere(self, session_id: uuid.UUID) -> str | None:
+        """The answer id of the session's latest turn while its process (another one) marks it alive."""
+        message_id = await self.client.get(latest_key(session_id))
+        if message_id is None:
+            return None
+        message_id = _text(message_id)
+        return message_id if await self.client.exists(alive_key(message_id)) else None
 
     async def abandon_calls(self, session_id: uuid.UUID, content: str) -> None:
         await super().abandon_calls(session_id, content)
