@@ -34,6 +34,7 @@ export class Api {
   constructor({ base = "/api/chat", csrfToken }) {
     this.base = base;
     this.csrfToken = csrfToken;
+    this.prefsWrites = Promise.resolve();
   }
 
   // The response of a request the service accepted (2xx), its body unread; anything else raises.
@@ -109,8 +110,12 @@ export class Api {
     form.append("file", file, file.name);
     return this.request("POST", "/files", { form });
   }
+  // One write at a time, in the order they were made: two in flight could land the other way
+  // round, and the older pinning or theme would win.
   savePrefs(userId, prefs) {
-    return this.request("POST", "/user/prefs", { json: { userId, prefs, partial: true } });
+    const write = this.prefsWrites.then(() => this.request("POST", "/user/prefs", { json: { userId, prefs, partial: true } }));
+    this.prefsWrites = write.catch(() => {});
+    return write;
   }
   // A turn streamed as Server-Sent Events (docs/api.md, "Converse"): the open response.
   converseStream(body) {
