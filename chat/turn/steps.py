@@ -55,7 +55,7 @@ async def answer_turn(
 
 
 async def _reply(context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float, control: Control) -> None:
-    emit, session_id = transcript.emit, claim.session_id
+    emit = transcript.emit
     history = [llm.HistoryMessage("user" if source == "user" else "assistant", text or NO_TEXT) for source, text in claim.history]
     system_prompt = await control.interruptible(_with_chosen_directives(context, ledger, emit))
     routed = None
@@ -86,22 +86,7 @@ async def _reply(context: TurnContext, claim: TurnClaim, transcript: Transcript,
             text, verifications = await control.interruptible(
                 verify(transcript, context, ledger, system_prompt=system_prompt, history=history, answer=text, tools=tools)
             )
-    # A title that costs no model call is stored with the answer; a model's comes after `done`.
-    title = fallback_title(context.message) if not claim.title and title_without_model() else None
-    citations = transcript.citations.items if transcript.citations.searched else None
-    titled = await finish(
-        claim, control, ledger, started, text=text, model=answer.model, verifications=verifications, title=title, citations=citations
-    )
-    transcript.stored = True
-    done = {"success": True, "response": text, "sessionId": str(session_id), "messageId": str(control.answer_id), "usage": ledger.usage()}
-    if citations is not None:
-        done["citations"] = citations
-    emit(TurnEvent("done", done))
-    if title is None and not claim.title:
-        title = await title_session(session_id=session_id, question=context.message, answer=text)
-        titled = title is not None
-    if titled:
-        emit(TurnEvent("title", {"sessionId": str(session_id), "title": title}))
+    await _answered(context, claim, transcript, ledger, started, control, text=text, model=answer.model, verifications=verifications)
 
 
 async def _go_on(
@@ -133,24 +118,64 @@ async def _go_on(
     if isinstance(answer, llm.ReplyPaused):
         await _pause(context, claim, transcript, ledger, started, control, answer, state["systemPrompt"])
         return
-    citations = transcript.citations.items if transcript.citations.searched else None
-    await finish(claim, control, ledger, started, text=answer.text, model=answer.model, verifications=[], citations=citations)
-    await on_db_thread(paused_turn_done)(message_id=control.answer_id)
+    await _answered(context, claim, transcript, ledger, started, control, text=answer.text, model=answer.model, verifications=[])
+
+
+async def _answered(
+    context: TurnContext,
+    claim: TurnClaim,
+    transcript: Transcript,
+    ledger: Ledger,
+    started: float,
+    control: Control,
+    *,
+    text: str,
+    model: str,
+    verifications: list[dict[str, Any]],
+) -> None:
+    """The answer stored, `done`, then the title of a session that has none: one that costs no
+    model call is stored with the answer, a model's comes after `done`."""
+    title = fallback_title(context.message) if not claim.title and title_without_model() else None
+    citations = _citations(transcript)
+    titled = await finish(
+        claim, control, ledger, started, text=text, model=model, verifications=verifications, title=title, citations=citations
+    )
+    if control.continued is not None:  # a paused turn that went on: what it needed is no longer kept
+        await on_db_thread(paused_turn_done)(message_id=control.answer_id)
     transcript.stored = True
+    _done(transcript, claim, control, ledger, text, citations)
+    if title is None and not claim.title:
+        title = await title_session(session_id=claim.session_id, question=context.message, answer=text)
+        titled = title is not None
+    if titled:
+        transcript.emit(TurnEvent("title", {"sessionId": str(claim.session_id), "title": title}))
+
+
+def _citations(transcript: Transcript) -> list[dict[str, Any]] | None:
+    return transcript.citations.items if transcript.citations.searched else None
+
+
+def _done(
+    transcript: Transcript,
+    claim: TurnClaim,
+    control: Control,
+    ledger: Ledger,
+    text: str,
+    citations: list[dict[str, Any]] | None,
+    **more: Any,
+) -> None:
+    """The turn's `done` event (docs/api.md, "Converse"): every ending says the same, and `more`."""
     done = {
         "success": True,
-        "response": answer.text,
+        "response": text,
         "sessionId": str(claim.session_id),
         "messageId": str(control.answer_id),
         "usage": ledger.usage(),
+        **more,
     }
     if citations is not None:
         done["citations"] = citations
     transcript.emit(TurnEvent("done", done))
-    if not claim.title:
-        title = await title_session(session_id=claim.session_id, question=context.message, answer=answer.text)
-        if title is not None:
-            transcript.emit(TurnEvent("title", {"sessionId": str(claim.session_id), "title": title}))
 
 
 async def _pause(
@@ -195,7 +220,7 @@ async def _pause(
     paused, approvals = pause_records(
         session_id=claim.session_id, message_id=control.answer_id, state=state, calls=calls, now=timezone.now()
     )
-    citations = transcript.citations.items if transcript.citations.searched else None
+    citations = _citations(transcript)
     record = answer_record(claim, control, ledger, started, text=answer.text, model=answer.model, citations=citations)
     await stored(
         store_counted,
@@ -210,18 +235,10 @@ async def _pause(
     for approval in approvals:
         wire = ToolApprovalSerializer(approval).data
         transcript.emit(TurnEvent("approval", {key: wire[key] for key in ("approvalId", "toolId", "function", "arguments", "expiresAt")}))
-    done = {
-        "success": True,
-        "response": answer.text,
-        "sessionId": str(claim.session_id),
-        "messageId": str(control.answer_id),
-        "usage": ledger.usage(),
-        "status": "awaiting_approval",
-        "pendingApprovals": [str(approval.approval_id) for approval in approvals],
-    }
-    if citations is not None:
-        done["citations"] = citations
-    transcript.emit(TurnEvent("done", done))
+    _done(
+        transcript, claim, control, ledger, answer.text, citations,
+        status="awaiting_approval", pendingApprovals=[str(approval.approval_id) for approval in approvals],
+    )  # fmt: skip
 
 
 def _arguments_of(text: str) -> dict[str, Any]:
@@ -236,21 +253,10 @@ async def _stopped(
     context: TurnContext, claim: TurnClaim, transcript: Transcript, ledger: Ledger, started: float, control: Control
 ) -> None:
     """Store what was streamed as the answer, stopped by the user, and say so in `done`."""
-    text = transcript.text
-    citations = transcript.citations.items if transcript.citations.searched else None
+    text, citations = transcript.text, _citations(transcript)
     await finish(claim, control, ledger, started, text=text, model=context.model, verifications=[], citations=citations, stop_reason="user")
     transcript.stored = True
-    done = {
-        "success": True,
-        "response": text,
-        "sessionId": str(claim.session_id),
-        "messageId": str(control.answer_id),
-        "usage": ledger.usage(),
-        "stopped": True,
-    }
-    if citations is not None:
-        done["citations"] = citations
-    transcript.emit(TurnEvent("done", done))
+    _done(transcript, claim, control, ledger, text, citations, stopped=True)
 
 
 async def _with_chosen_directives(context: TurnContext, ledger: Ledger, emit: Emit) -> str:
