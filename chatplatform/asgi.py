@@ -14,6 +14,7 @@ django_asgi_app = get_asgi_application()  # before importing anything that touch
 refuse_unsafe_settings()  # whatever ASGI server loads this (docs/deploy.md)
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.urls import get_resolver, path  # noqa: E402
 
 from chat import turn  # noqa: E402
@@ -38,10 +39,11 @@ application = telemetry.incoming(
 
 # A server process loads what its first requests would, before it serves: the URLconf with every
 # view (the doors' SDKs too), the prompt compiler, the model providers (docs/decisions.md, "Warm start").
-for door in door_urlpatterns:
-    getattr(door.callback, "load", lambda: None)()
-get_resolver().url_patterns  # noqa: B018
-turn.warm()
+if settings.CHAT_WARM_START:
+    for door in door_urlpatterns:
+        getattr(door.callback, "load", lambda: None)()
+    get_resolver().url_patterns  # noqa: B018
+    turn.warm()
 
 # What startup loaded lives as long as the process: out of the cyclic garbage collector's sight, a
 # full collection walks what requests made, not those ~250,000 objects too. The youngest generation

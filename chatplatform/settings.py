@@ -387,6 +387,9 @@ CHAT_STREAM_REPLAY_SECONDS = env_int("CHAT_STREAM_REPLAY_SECONDS", 600, minimum=
 CHAT_CLIENT_TOOL_SECONDS = env_int("CHAT_CLIENT_TOOL_SECONDS", 300, minimum=1)
 # Days a session is kept after its last message, for chat apps without retentionDays; unset: kept (docs/data.md).
 CHAT_RETENTION_DAYS = env_optional_int("CHAT_RETENTION_DAYS", minimum=1)
+# A server process loads what its first turn would before it listens (docs/decisions.md, "Warm
+# start"); off, it listens about a second sooner and its first turns pay that instead.
+CHAT_WARM_START = env_bool("CHAT_WARM_START", default=True)
 # On SIGTERM, how long turns under way may go on before they are ended (chatplatform.server).
 CHAT_SHUTDOWN_GRACE_SECONDS = env_float("CHAT_SHUTDOWN_GRACE_SECONDS", 30.0)
 # The bearer token a Prometheus scraper sends to /metrics; admins may read it without (chatplatform.metrics).

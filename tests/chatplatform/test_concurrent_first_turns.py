@@ -52,12 +52,15 @@ async def _first_turns(url: str) -> list[httpx.Response]:
         return await asyncio.gather(*(turn(number) for number in range(USERS)))
 
 
-def test_fifty_first_turns_at_once_each_send_their_own_users_prompt_and_access_decision(concierge, openai_server):
+# Warmed, as a server starts by default; or not, so that the prompt compiler's first import happens
+# under the fifty turns too.
+@pytest.mark.parametrize("warm_start", ["true", "false"])
+def test_fifty_first_turns_at_once_each_send_their_own_users_prompt_and_access_decision(concierge, openai_server, warm_start):
     openai_server.script(lambda request: Reply(text="Hi."))
     env = {"DATABASE_URL": database_url_of_test_db(), "OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "k"}
-    # A new process on the test's database (several database threads on PostgreSQL): nothing is
+    # A new process on the test's database (several database threads on PostgreSQL): no prompt is
     # compiled or cached yet when the fifty turns arrive together.
-    with asgi_server({**env, "CHAT_COMPANY_NAME": "ACME", "LOG_LEVEL": "WARNING"}) as server:
+    with asgi_server({**env, "CHAT_COMPANY_NAME": "ACME", "LOG_LEVEL": "WARNING", "CHAT_WARM_START": warm_start}) as server:
         responses = asyncio.run(_first_turns(server.url))
 
     for number, response in enumerate(responses):
