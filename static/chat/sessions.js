@@ -22,6 +22,9 @@ export class Sessions {
     this.open = open;
     this.newChat = newChat;
     this.sessions = [];
+    // Sessions turns started on this page that no loaded list has shown yet: a list asked for
+    // before a turn stored its session must not drop it when it arrives.
+    this.started = new Map();
 
     sidebar.querySelector(".new-chat").addEventListener("click", () => {
       this.closeDrawer();
@@ -53,7 +56,8 @@ export class Sessions {
   }
 
   replace(sessions) {
-    this.sessions = sessions;
+    for (const session of sessions) this.started.delete(session.sessionId);
+    this.sessions = [...this.started.values(), ...sessions];
     this.render();
   }
 
@@ -63,7 +67,11 @@ export class Sessions {
 
   // A session a turn just started: at the top of the list until the list is loaded again.
   remember(sessionId) {
-    if (!this.has(sessionId)) this.sessions.unshift({ sessionId, title: "", status: "active", createDate: new Date().toISOString() });
+    if (!this.has(sessionId)) {
+      const session = { sessionId, title: "", status: "active", createDate: new Date().toISOString() };
+      this.started.set(sessionId, session);
+      this.sessions.unshift(session);
+    }
     this.render();
   }
 
@@ -194,6 +202,7 @@ export class Sessions {
         return;
       }
       this.sessions = this.sessions.filter((item) => item.sessionId !== session.sessionId);
+      this.started.delete(session.sessionId);
       this.render();
       if (session.sessionId === this.current()) this.newChat();
       this.notices.say(`Deleted “${label(session)}”.`);

@@ -4,6 +4,7 @@ feedback on answers, and the privacy of another person's session (README.md, "Th
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from playwright.sync_api import expect
 
@@ -14,6 +15,30 @@ def say(page, text: str) -> None:
     page.get_by_role("textbox", name="Ask a question").fill(text)
     page.keyboard.press("Enter")
     expect(page.locator('[data-message-role="assistant"]').last).to_have_attribute("data-message-id", re.compile(".+"))
+
+
+def test_a_conversation_started_before_the_list_arrives_stays_in_it(site: Site, person: Person):
+    """The page asks for the session list as it opens; on a busy server the answer can come after
+    the first turn has started its session, and must not drop it."""
+    site.chat_app("pages-sessions-late")
+    held = []  # the first list, as the server gave it when asked (empty), answered only later
+
+    def hold_the_first(route: Any) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append((route, route.fetch()))
+
+    person.page.route(re.compile(r"/api/chat/sessions\?"), hold_the_first)
+    page = person.open("/chat/pages-sessions-late/")
+    say(page, "Started before the list came")
+    route, answer = held[0]
+    assert answer.json()["sessions"] == []
+    route.fulfill(response=answer)
+    links = page.get_by_role("navigation", name="Conversations").get_by_role("link")
+    expect(links).to_have_count(1)
+    expect(links.first).to_have_text(re.compile("Started before the list came"))
+    expect(links.first).to_have_attribute("aria-current", "page")
 
 
 def test_sessions_switch_without_a_reload_and_the_url_follows(site: Site, person: Person):
