@@ -53,10 +53,13 @@ run: demo
 	trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
 	$(PY) -m chatplatform.server chatplatform.asgi:application --host $(HOST) --port $(PORT) --workers 1 --lifespan off --ws-per-message-deflate false
 
-# One worker per core; a test file stays on one worker, so that its module-wide servers start once.
+# One worker more than there are cores: the tests wait on servers, browsers and sockets more than
+# they compute (docs/decisions.md, "The test suite"). A test file stays on one worker, so that its
+# module-wide servers start once.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 test: install
 	@$(NO_CHROMIUM)
-	$(PY) -m pytest -n auto --dist loadfile; status=$$?; $(NO_CHROMIUM); exit $$status
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile; status=$$?; $(NO_CHROMIUM); exit $$status
 
 lint: install
 	$(VENV)/bin/ruff check .
