@@ -377,6 +377,7 @@ async def test_a_request_of_another_protocol_version_is_refused(app, http):
 
 async def test_a2a_calls_count_against_the_chat_api_rate_limit(app, http, openai_server, settings):
     settings.CHAT_RATE_LIMITS = {**settings.CHAT_RATE_LIMITS, "chat": 2}  # the card, then one message
+    settings.CHAT_RATE_LIMIT_WINDOW_SECONDS = 3600  # a minute's window could end between the two
     openai_server.script([Reply(text="Once.")])
     client = await agent(http, streaming=False)
 

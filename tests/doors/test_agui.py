@@ -394,7 +394,10 @@ def test_a_run_counts_against_the_rate_limit_and_its_session_fires_session_creat
     hook = [{"url": "http://127.0.0.1:9/hook", "events": ["session.created"], "secret": "s"}]
     openai_server.script([Reply(text="Once.")])
     limits = {"chat": 1, "admin": 1000, "tagdef-admin": 100, "tagdef-chat": 1000}
-    with platform(openai_server, CHAT_RATE_LIMITS=json.dumps(limits), CHAT_WEBHOOKS=json.dumps(hook)) as server:
+    # An hour's window: a minute's could end between the two runs, and the second would pass.
+    with platform(
+        openai_server, CHAT_RATE_LIMITS=json.dumps(limits), CHAT_RATE_LIMIT_WINDOW_SECONDS="3600", CHAT_WEBHOOKS=json.dumps(hook)
+    ) as server:
         thread = str(uuid.uuid4())
         first = agent_runs(server, "support", ["Hi", "Again"], threadId=thread)
         admin = {"Authorization": f"Bearer {bearer_token('ops', admin=True)}"}
