@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import cache
+from django.db import connections
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -129,10 +131,14 @@ def django_db_modify_db_settings(tmp_path_factory: pytest.TempPathFactory) -> No
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup: None) -> Iterator[None]:
-    """pytest-django's, with the connections the turns' database threads keep closed before the
-    test database is dropped."""
+    """pytest-django's, with the connections the turns' database threads keep, and PostgreSQL's
+    connection pool, closed before the test database is dropped."""
     yield
     db.close_connections()
+    asyncio.run(sync_to_async(connections.close_all)())  # the async tests' ORM calls ran on asgiref's thread
+    for connection in connections.all():
+        if hasattr(connection, "close_pool"):  # PostgreSQL's pool keeps its idle connections open
+            connection.close_pool()
 
 
 @pytest.fixture(autouse=True)
