@@ -1,4 +1,4 @@
-"""The ASGI application: HTTP through Django, WebSocket through Channels."""
+"""The ASGI application: HTTP through Django (the doors by its fast path), WebSocket through Channels."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from chat.urls import door_urlpatterns  # noqa: E402
 from chat.users.authentication import WebSocketAuthMiddleware  # noqa: E402
 from chatplatform import telemetry  # noqa: E402
 from chatplatform.api.websocket import OriginCheckedWebSocket  # noqa: E402
+from chatplatform.fastpath import FastPath  # noqa: E402
 from chatplatform.metrics import RequestMetrics  # noqa: E402
 
 telemetry.setup()  # only with an exporter configured (docs/deploy.md, "Traces")
@@ -31,7 +32,7 @@ websocket_urlpatterns = [path("ws/chat/converse", ConverseConsumer.as_asgi())]
 application = telemetry.incoming(
     ProtocolTypeRouter(
         {
-            "http": RequestMetrics(django_asgi_app),
+            "http": RequestMetrics(FastPath(django_asgi_app)),
             "websocket": OriginCheckedWebSocket(WebSocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
         }
     )

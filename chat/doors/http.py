@@ -2,9 +2,10 @@
 envelope with `Allow` and the rate-limit headers every API answer carries, and a turn's events as
 Server-Sent Events.
 
-`DoorView` is an async Django view: Django checks the host, redirects to HTTPS, adds the security
-headers and bounds the body, as for every other path. A cookie's CSRF token is checked by the
-admission (chat.users.authentication.user_for_cookie), so the view itself is CSRF-exempt.
+`DoorView` is an async Django view served by the fast path (chatplatform.fastpath): Django's own
+host check, HTTPS redirect, security headers and body limit apply, without the rest of its request
+handling. It reads no session or user from the request: a cookie and its CSRF token are checked by
+the admission (chat.users.authentication.user_for_cookie), so the view itself is CSRF-exempt.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from chatplatform.api import bodies
 from chatplatform.api.exceptions import handle
 from chatplatform.api.ratelimit import Budget
 from chatplatform.api.views import client_address
+from chatplatform.fastpath import served_fast
 
 
 def caller_of(request: HttpRequest) -> turn.Caller:
@@ -45,13 +47,14 @@ def caller_of(request: HttpRequest) -> turn.Caller:
 def lazy_door(dotted: str) -> Callable[..., Any]:
     """The door view `module.Class`, imported at its first request (or by `load()`): its protocol's
     SDK takes a while to import, and commands that read the URLconf need none of it
-    (docs/decisions.md, "Settings and start-up"). Exempt from CSRF as DoorView is."""
+    (docs/decisions.md, "Settings and start-up"). Exempt from CSRF and served fast, as DoorView is."""
     module, _, name = dotted.rpartition(".")
 
     @functools.cache
     def load() -> Callable[..., Any]:
         return getattr(importlib.import_module(module), name).as_view()
 
+    @served_fast
     @csrf_exempt
     async def door(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return await load()(request, *args, **kwargs)
@@ -60,7 +63,7 @@ def lazy_door(dotted: str) -> Callable[..., Any]:
     return door
 
 
-@method_decorator(csrf_exempt, name="dispatch")
+@method_decorator([csrf_exempt, served_fast], name="dispatch")
 class DoorView(View):
     """Base of the doors' async views: their answers, refusals and event streams."""
 
