@@ -1,10 +1,10 @@
 """The fast path: a request for a view marked `served_fast` (the doors, whose streams cost the
 platform per token) is answered by that view without Django's request handler, between the same
-hooks of Django's own middleware that apply to it (docs/decisions.md, "The fast path").
+hooks of Django's own middleware that apply to it (docs/decisions.md, "The converse path's speed").
 
 Django's ASGI handler gives every request a thread of its own, sends the request signals to their
-receivers on it, runs the whole middleware chain and closes the response on that thread again; for
-a streamed turn that was a quarter to a half of its CPU. Here, in front of it:
+receivers on it, runs the whole middleware chain and closes the response on that thread again, a
+good part of a streamed turn's CPU. Here, in front of it:
 
 - the body is read and the request built by the handler's own methods (`read_body`,
   `create_request`), which also bound the body as Django does;

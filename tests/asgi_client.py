@@ -1,6 +1,6 @@
 """A test client that sends requests through the whole ASGI application (`chatplatform.asgi`), as
-uvicorn does, so that what serves a request in production serves it in the test: the converse
-endpoint in front of Django for bearer tokens, Django for everything else.
+uvicorn does, so that what serves a request in production serves it in the test: the doors by the
+fast path in front of Django's handler (chatplatform.fastpath), Django for everything else.
 
 It answers like Django's test client where the tests need it (`status_code`, `json()`,
 `response["Header"]`, `streaming`, `streaming_content`); leaving `streaming_content` early sends

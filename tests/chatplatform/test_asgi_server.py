@@ -128,3 +128,15 @@ def test_the_server_dates_each_answer_and_stops_when_told_to(tmp_path):
         running.process.send_signal(signal.SIGTERM)
         # Shut down gracefully, uvicorn re-raises the signal it caught: the process ends by SIGTERM.
         assert running.process.wait(timeout=10) == -signal.SIGTERM
+
+
+def test_an_https_redirect_is_djangos_answer_on_the_doors_and_every_other_path(tmp_path):
+    """The doors are answered in front of Django's handler (chatplatform.fastpath); what Django's
+    middleware answers before any view (here the HTTPS redirect) is still its answer, the same on
+    every path."""
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "LOG_LEVEL": "WARNING", "SECURE_SSL_REDIRECT": "true"}
+    with asgi_server(env) as running:
+        for path in ("/api/chat/converse", "/v1/chat/completions", "/api/chat/sessions/s1/stream", "/api/chat/user"):
+            response = httpx.post(f"{running.url}{path}", json={}, timeout=10)
+            assert response.status_code == 301, path
+            assert response.headers["location"] == f"https://{running.url.removeprefix('http://')}{path}"
