@@ -8,11 +8,11 @@ good part of a streamed turn's CPU. Here, in front of it:
 
 - the body is read and the request built by the handler's own methods (`read_body`,
   `create_request`), which also bound the body as Django does;
-- `SecurityMiddleware` and `CommonMiddleware` look at the request first: when either would answer
+- the site's `SecurityMiddleware` and `CommonMiddleware` look at the request first: when either would answer
   it itself (an HTTPS redirect, a host outside ALLOWED_HOSTS, a refused user agent), the request
   goes through Django after all, which answers it exactly as it would have;
 - the view is awaited; what it raises becomes Django's own response for it;
-- the clickjacking, common and security hooks set their headers on the answer, which the handler's
+- the site's clickjacking, common and security hooks set their headers on the answer, which the handler's
   `send_response` writes; a client that leaves stops the writing, as in Django's handler.
 
 A view marked `served_fast` must be async, CSRF-exempt, and check its own credentials: no session,
@@ -25,6 +25,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.exception import response_for_exception
@@ -34,6 +35,7 @@ from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.common import CommonMiddleware
 from django.middleware.security import SecurityMiddleware
 from django.urls import Resolver404, get_resolver, set_script_prefix
+from django.utils.module_loading import import_string
 
 # As Django's handler types them.
 Scope = dict[str, Any]
@@ -42,6 +44,11 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Mapping[str, Any]], Awaitable[None]]
 
 View = TypeVar("View", bound=Callable[..., Any])
+
+# Django's middleware that answers a request before its view or sets headers on every answer: what
+# the fast path runs of the site's MIDDLEWARE. The others deal in sessions, users, messages and CSRF,
+# which a door reads none of.
+HOOKED = (SecurityMiddleware, CommonMiddleware, XFrameOptionsMiddleware)
 
 
 def served_fast(view: View) -> View:
@@ -59,9 +66,9 @@ class FastPath:
 
     def __init__(self, django: ASGIHandler) -> None:
         self.django = django
-        self.security = SecurityMiddleware(_unused)
-        self.common = CommonMiddleware(_unused)
-        self.xframe = XFrameOptionsMiddleware(_unused)
+        # Those of the site's middleware whose hooks the fast path runs, in their order.
+        classes = [import_string(name) for name in settings.MIDDLEWARE]
+        self.middleware = [cls(_unused) for cls in classes if isinstance(cls, type) and issubclass(cls, HOOKED)]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         view = self.view_for(scope)
@@ -91,9 +98,12 @@ class FastPath:
     def answered_by_django(self, request: HttpRequest) -> bool:
         """Whether Django's middleware would answer the request before its view (a redirect, a refusal)."""
         try:
-            return bool(self.security.process_request(request) or self.common.process_request(request))
+            return any(hook(request) is not None for hook in self._hooks("process_request"))
         except Exception:  # DisallowedHost, PermissionDenied: Django turns them into its answer
             return True
+
+    def _hooks(self, name: str) -> list[Callable[..., Any]]:
+        return [getattr(middleware, name) for middleware in self.middleware if hasattr(middleware, name)]
 
     async def serve(self, match: Any, request: HttpRequest, receive: Receive, send: Send) -> None:
         set_script_prefix(get_script_prefix(request.scope))  # type: ignore[attr-defined]  # an ASGIRequest
@@ -116,9 +126,8 @@ class FastPath:
                 response = await match.func(request, *match.args, **match.kwargs)
             except Exception as exc:
                 response = response_for_exception(request, exc)
-            response = self.xframe.process_response(request, response)
-            response = self.common.process_response(request, response)
-            response = self.security.process_response(request, response)
+            for hook in reversed(self._hooks("process_response")):
+                response = hook(request, response)
             await self.django.send_response(response, send)
         except asyncio.CancelledError:
             if not left:
