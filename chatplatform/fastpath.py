@@ -68,7 +68,9 @@ class FastPath:
         self.django = django
         # Those of the site's middleware whose hooks the fast path runs, in their order.
         classes = [import_string(name) for name in settings.MIDDLEWARE]
-        self.middleware = [cls(_unused) for cls in classes if isinstance(cls, type) and issubclass(cls, HOOKED)]
+        middleware = [cls(_unused) for cls in classes if isinstance(cls, type) and issubclass(cls, HOOKED)]
+        self.request_hooks = [m.process_request for m in middleware if hasattr(m, "process_request")]
+        self.response_hooks = [m.process_response for m in reversed(middleware) if hasattr(m, "process_response")]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         view = self.view_for(scope)
@@ -98,12 +100,9 @@ class FastPath:
     def answered_by_django(self, request: HttpRequest) -> bool:
         """Whether Django's middleware would answer the request before its view (a redirect, a refusal)."""
         try:
-            return any(hook(request) is not None for hook in self._hooks("process_request"))
+            return any(hook(request) is not None for hook in self.request_hooks)
         except Exception:  # DisallowedHost, PermissionDenied: Django turns them into its answer
             return True
-
-    def _hooks(self, name: str) -> list[Callable[..., Any]]:
-        return [getattr(middleware, name) for middleware in self.middleware if hasattr(middleware, name)]
 
     async def serve(self, match: Any, request: HttpRequest, receive: Receive, send: Send) -> None:
         set_script_prefix(get_script_prefix(request.scope))  # type: ignore[attr-defined]  # an ASGIRequest
@@ -126,7 +125,7 @@ class FastPath:
                 response = await match.func(request, *match.args, **match.kwargs)
             except Exception as exc:
                 response = response_for_exception(request, exc)
-            for hook in reversed(self._hooks("process_response")):
+            for hook in self.response_hooks:
                 response = hook(request, response)
             await self.django.send_response(response, send)
         except asyncio.CancelledError:
