@@ -8,12 +8,12 @@ good part of a streamed turn's CPU. Here, in front of it:
 
 - the body is read and the request built by the handler's own methods (`read_body`,
   `create_request`), which also bound the body as Django does;
-- the site's `SecurityMiddleware` and `CommonMiddleware` look at the request first: when either would answer
-  it itself (an HTTPS redirect, a host outside ALLOWED_HOSTS, a refused user agent), the request
-  goes through Django after all, which answers it exactly as it would have;
+- the site's `SecurityMiddleware` and `CommonMiddleware` look at the request first: when either
+  would answer it itself (an HTTPS redirect, a host outside ALLOWED_HOSTS, a refused user agent),
+  the request goes through Django after all, which answers it exactly as it would have;
 - the view is awaited; what it raises becomes Django's own response for it;
-- the site's clickjacking, common and security hooks set their headers on the answer, which the handler's
-  `send_response` writes; a client that leaves stops the writing, as in Django's handler.
+- the site's clickjacking, common and security hooks set their headers on the answer, which the
+  handler's `send_response` writes; a client that leaves stops the writing, as in Django's handler.
 
 A view marked `served_fast` must be async, CSRF-exempt, and check its own credentials: no session,
 user or messages middleware runs before it. Every other request goes to Django untouched.
